@@ -1,0 +1,190 @@
+"""`.prereview.yml` + environment + CLI overrides -> one validated Config, passed explicitly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .types import PrereviewError
+
+SeverityName = Literal["info", "low", "medium", "high", "critical"]
+FailLevel = Literal["none", "info", "low", "medium", "high", "critical"]
+
+CONFIG_FILE = ".prereview.yml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Section):
+    name: str = Field("qwen2.5-coder-1.5b", description="Catalog name, a local .gguf path, or a HF repo/file")
+    backend: Literal["llama_cpp", "openai_http", "scripted"] = Field(
+        "llama_cpp", description="In-process llama.cpp, an OpenAI-compatible server, or the scripted test model"
+    )
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (…/v1)")
+    api_key_env: str = Field("PREREVIEW_API_KEY", description="Environment variable holding the API key")
+    n_gpu_layers: int | None = Field(None, description="Layers to offload; None = all when GPU offload exists")
+    n_ctx: int | None = Field(None, description="Context size; None = from the model and the budget")
+    threads: int | None = Field(None, description="CPU threads; None = the real CPU quota")
+    timeout: float = Field(300.0, description="HTTP backend: seconds per request")
+    retries: int = Field(2, description="HTTP backend: retries on connection errors and 5xx")
+    script: str | None = Field(None, description="Scripted backend: JSON file with scripted replies")
+
+
+class ReviewConfig(_Section):
+    include: list[str] = Field(default_factory=list, description="Globs to review (empty = everything)")
+    exclude: list[str] = Field(default_factory=list, description="Globs never reviewed, added to the defaults")
+    skip_defaults: bool = Field(True, description="Skip lock, vendored, generated and minified files")
+    max_findings: int = Field(20, ge=0, description="At most this many findings in a review")
+    min_severity: SeverityName = Field("low", description="Drop findings below this severity")
+    fail_level: FailLevel = Field("none", description="Exit 1 when a finding reaches this severity")
+    instructions: str = Field("", description="Extra instructions appended to the review prompt")
+    max_file_lines: int = Field(5000, description="Skip files whose new version is longer than this")
+    chunk_tokens: int | None = Field(None, description="Diff tokens per chunk; None = from n_ctx")
+    max_new_tokens: int = Field(768, description="Completion tokens per chunk")
+
+
+class ScannersConfig(_Section):
+    secrets: bool = True
+    bandit: bool = True
+    patterns: bool = True
+    explain_scanner_findings: bool = False
+    self_verify: bool = True
+
+
+class SandboxConfig(_Section):
+    backend: Literal["auto", "bubblewrap", "docker", "none"] = "auto"
+    image: str = Field("python:3.11-slim", description="docker backend: image to run tests in")
+    timeout: float = Field(300.0, description="Seconds before a test run is killed")
+    memory_mb: int = Field(2048, description="Memory limit for a test run")
+    max_processes: int = Field(256, description="Process limit for a test run")
+    max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
+
+
+class PatchesConfig(_Section):
+    enabled: bool = True
+    candidates: int = Field(3, ge=1, description="Patch candidates tried per finding (temperature ladder)")
+    budget_seconds: float = Field(300.0, description="Time budget for proposing and verifying patches")
+    agent_steps: int = Field(8, ge=0, description="Steps of the agent loop in `prereview fix` (0 = off)")
+
+
+class GitHubConfig(_Section):
+    max_comments_per_request: int = 30
+    check_run: bool = False
+    sarif_upload: bool = False
+    fail_on_permission: bool = False
+    allow_tests_on_pull_request_target: bool = False
+
+
+class GitLabConfig(_Section):
+    codequality_path: str = "gl-code-quality-report.json"
+
+
+class ServerConfig(_Section):
+    command_prefix: str = "/"
+    auto_review: bool = True
+    queue: Literal["sqlite", "redis"] = "sqlite"
+    queue_path: str | None = None
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    max_body_bytes: int = 5_000_000
+    rate_limit_per_minute: int = 30
+
+
+class Config(_Section):
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    scanners: ScannersConfig = Field(default_factory=ScannersConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    patches: PatchesConfig = Field(default_factory=PatchesConfig)
+    tests: Literal["auto", "off"] = "auto"
+    test_command: str | None = None
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
+    gitlab: GitLabConfig = Field(default_factory=GitLabConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+
+
+# Environment variables that override config keys (dotted path, parsed by pydantic).
+ENV_OVERRIDES: dict[str, str] = {
+    "PREREVIEW_MODEL": "model.name",
+    "PREREVIEW_BACKEND": "model.backend",
+    "PREREVIEW_API_BASE": "model.api_base",
+    "PREREVIEW_N_GPU_LAYERS": "model.n_gpu_layers",
+    "PREREVIEW_N_CTX": "model.n_ctx",
+    "PREREVIEW_THREADS": "model.threads",
+    "PREREVIEW_FAIL_LEVEL": "review.fail_level",
+    "PREREVIEW_SANDBOX": "sandbox.backend",
+}
+
+
+def _format_error(exc: ValidationError, source: str) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        return f"{source}: unknown key '{key}'; remove it or check the spelling (see README, Configuration)"
+    return f"{source}: {key}: {err['msg']}"
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    node = data
+    for p in parents:
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise PrereviewError(f"config: '{p}' must be a mapping to set '{dotted}'")
+    node[leaf] = value
+
+
+def parse_yaml(text: str, source: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise PrereviewError(f"{source}:{where} is not valid YAML; fix the syntax") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise PrereviewError(f"{source}: the top level must be a mapping of keys (model:, review:, …)")
+    return data
+
+
+def build(
+    file_data: Mapping[str, Any] | None = None,
+    *,
+    source: str = CONFIG_FILE,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Merge file < env < CLI overrides (dotted keys) and validate once."""
+    data: dict[str, Any] = _deep_copy(dict(file_data or {}))
+    env = os.environ if env is None else env
+    try:
+        Config.model_validate(data)
+    except ValidationError as exc:
+        raise PrereviewError(_format_error(exc, source)) from None
+    for var, dotted in ENV_OVERRIDES.items():
+        if env.get(var):
+            _set_dotted(data, dotted, env[var])
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(data, dotted, value)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise PrereviewError(_format_error(exc, "environment/command line")) from None
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise PrereviewError(f"config file {path} not found; pass an existing file to --config")
+    return parse_yaml(path.read_text(encoding="utf-8", errors="replace"), str(path))
+
+
+def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in d.items()}

@@ -1,0 +1,23 @@
+"""The local forge: a git repository on disk, reviewed from the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import git
+from ..types import ChangeRef, ChangeRequest
+
+
+class LocalForge:
+    def fetch(self, ref: ChangeRef) -> ChangeRequest:
+        repo = git.toplevel(Path(ref.repo))
+        head = git.resolve(repo, ref.head or "HEAD")
+        base = git.resolve(repo, ref.base) if ref.base else git.default_base(repo, head)
+        return ChangeRequest(
+            ref=ref,
+            base_sha=base,
+            head_sha=head,
+            diff_text=git.diff(repo, base, head),
+            title=git.commit_subject(repo, head),
+            workdir=repo,
+        )

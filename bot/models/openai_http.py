@@ -1,0 +1,134 @@
+"""OpenAI-compatible chat completions over HTTP (llama-server, llama_cpp.server, vLLM, Ollama)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from ..config import ModelConfig
+from .base import Completion, Message, ModelError
+
+
+class OpenAIHTTPModel:
+    def __init__(
+        self,
+        api_base: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        retries: int = 2,
+        n_ctx: int = 8192,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.name = model
+        self.n_ctx = n_ctx
+        self._base = api_base.rstrip("/")
+        self._retries = retries
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            base_url=self._base, headers=headers, timeout=httpx.Timeout(timeout, connect=10.0), transport=transport
+        )
+        self._schema_style: str | None = None  # "json_schema" (OpenAI, vLLM, llama-server) or "json_object"
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 3)  # conservative: servers tokenize, we only budget
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int,
+        temperature: float = 0.0,
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "cache_prompt": True,  # llama-server: reuse the KV cache for the shared prompt prefix
+        }
+        t0 = time.monotonic()
+        if schema is not None:
+            styles = [self._schema_style] if self._schema_style else ["json_schema", "json_object"]
+            last: httpx.Response | None = None
+            for style in styles:
+                body["response_format"] = _response_format(style, schema)
+                last = self._post(body)
+                if last.status_code not in (400, 422):
+                    self._schema_style = style
+                    break
+            assert last is not None
+            resp = last
+        else:
+            resp = self._post(body)
+        if resp.status_code >= 400:
+            raise ModelError(f"model server {self._base} answered HTTP {resp.status_code}: {resp.text[:200]}")
+        return _parse(resp, time.monotonic() - t0, self._base)
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        delay = 1.0
+        for attempt in range(self._retries + 1):
+            try:
+                resp = self._client.post("/chat/completions", json=body)
+            except httpx.TimeoutException:
+                if attempt == self._retries:
+                    raise ModelError(
+                        f"model server {self._base} timed out; raise model.timeout or check the server"
+                    ) from None
+            except httpx.TransportError as exc:
+                if attempt == self._retries:
+                    raise ModelError(
+                        f"cannot reach the model server at {self._base} ({exc.__class__.__name__}); "
+                        "start it or fix --api-base"
+                    ) from None
+            else:
+                if resp.status_code < 500 and resp.status_code != 429:
+                    return resp
+                if attempt == self._retries:
+                    return resp
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+
+def _response_format(style: str, schema: dict[str, Any]) -> dict[str, Any]:
+    if style == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "findings", "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}  # llama_cpp.server's form
+
+
+def _parse(resp: httpx.Response, seconds: float, base: str) -> Completion:
+    try:
+        data = resp.json()
+        choice = data["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise ModelError(f"model server {base} returned something that is not a chat completion") from None
+    timings = data.get("timings") or {}
+    return Completion(
+        text=text,
+        finish_reason=choice.get("finish_reason") or "stop",
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        seconds=seconds,
+        prompt_tokens_evaluated=timings.get("prompt_n"),
+    )
+
+
+def from_config(cfg: ModelConfig, progress: Callable[[str], None] | None = None) -> OpenAIHTTPModel:
+    assert cfg.api_base
+    return OpenAIHTTPModel(
+        cfg.api_base,
+        cfg.name,
+        api_key=os.environ.get(cfg.api_key_env),
+        timeout=cfg.timeout,
+        retries=cfg.retries,
+        n_ctx=cfg.n_ctx or 8192,
+    )

@@ -1,0 +1,23 @@
+"""Renderers: a Review as JSON, SARIF, reviewdog rdjson, markdown (PR comment) or terminal text."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..types import Review
+
+_RENDERERS = {
+    "text": "bot.render.text:render_text",
+    "markdown": "bot.render.markdown:render_markdown",
+    "json": "bot.render.json_out:render_json",
+    "rdjson": "bot.render.rdjson:render_rdjson",
+    "sarif": "bot.render.sarif:render_sarif",
+}
+FORMATS = tuple(_RENDERERS)
+
+
+def render(review: Review, fmt: str) -> str:
+    if fmt not in _RENDERERS:
+        raise ValueError(f"unknown format {fmt}; use one of {', '.join(FORMATS)}")
+    module, _, attr = _RENDERERS[fmt].partition(":")
+    return getattr(importlib.import_module(module), attr)(review)  # type: ignore[no-any-return]

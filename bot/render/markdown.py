@@ -1,0 +1,102 @@
+"""Markdown for PR/MR comments: one summary (hidden marker) and one body per inline finding."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..types import SEVERITIES, Finding, Review
+
+SUMMARY_MARKER = "<!-- prereview:summary -->"
+_FP = re.compile(r"<!-- prereview:fp=([0-9a-f]{16}) -->")
+_ICON = {"critical": "🛑", "high": "🔴", "medium": "🟠", "low": "🟡", "info": "🔵"}
+
+
+def fingerprint_marker(fp: str) -> str:
+    return f"<!-- prereview:fp={fp} -->"
+
+
+def fingerprints_in(text: str) -> set[str]:
+    """Fingerprints hidden in a posted comment body."""
+    return set(_FP.findall(text or ""))
+
+
+def fence_for(code: str) -> str:
+    """A backtick fence longer than any run of backticks inside the code."""
+    longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def heading(f: Finding) -> str:
+    cwe = f" · {f.cwe}" if f.cwe else ""
+    src = "" if f.source == "model" else f" · {f.source}" + (f" `{f.rule_id}`" if f.rule_id else "")
+    return f"{_ICON.get(f.severity, '')} **{f.severity}** · {f.category}{cwe}{src}"
+
+
+def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
+    """Inline comment: heading, message, a committable suggestion only when verified, hidden fingerprint.
+
+    `suggestion_header` is "suggestion" on GitHub and e.g. "suggestion:-0+0" on GitLab.
+    """
+    parts = [heading(f), "", _escape(f.message)]
+    if f.suggestion is not None and f.verified:
+        fence = fence_for(f.suggestion)
+        body = f.suggestion if f.suggestion.endswith("\n") or not f.suggestion else f.suggestion + "\n"
+        parts += ["", f"Verified fix — {f.evidence or 'tests pass with this change'}:", f"{fence}{suggestion_header}",
+                  body.rstrip("\n"), fence]
+    parts += ["", fingerprint_marker(f.fingerprint)]
+    return "\n".join(parts)
+
+
+def _escape(text: str) -> str:
+    # Model text is untrusted: no raw HTML (hidden markers, mentions that ping people, images).
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"@(?=[A-Za-z0-9])", "@\u200b", text)
+
+
+def counts_line(review: Review) -> str:
+    counts = Counter(f.severity for f in review.findings)
+    if not counts:
+        return "No findings."
+    return " · ".join(f"{_ICON[s]} {counts[s]} {s}" for s in reversed(SEVERITIES) if counts[s])
+
+
+def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str = "prereview") -> str:
+    """The one summary comment: counts, findings not posted inline, coverage, model and timings."""
+    s = review.stats
+    lines = [SUMMARY_MARKER, f"### {title}", "", counts_line(review)]
+    for note in review.notes:
+        lines += ["", f"> ⚠️ {_escape(note)}"]
+    if not_inline:
+        lines += ["", "| | Where | Finding |", "|---|---|---|"]
+        for f in not_inline:
+            where = f"`{f.path}:{f.line}`" + ("" if f.in_diff else " (outside the diff)")
+            msg = _escape(f.message).replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
+    skipped = review.coverage.skipped
+    lines += ["", f"Reviewed {len(review.coverage.reviewed)} file(s)" + (f", skipped {len(skipped)}." if skipped else ".")]
+    if skipped:
+        lines += ["", "<details><summary>Skipped</summary>", ""]
+        lines += [f"- `{x.path}`: {_escape(x.reason)}" for x in skipped]
+        lines += ["", "</details>"]
+    verified = sum(1 for f in review.findings if f.verified)
+    lines += [
+        "",
+        f"<sub>model `{s.model or 'none'}` · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
+        f"{s.completion_tokens} completion tokens · model {s.seconds_model:.1f}s of {s.seconds_total:.1f}s"
+        + (f" · {verified} verified fix(es)" if verified else "")
+        + f" · head {review.head[:12]}</sub>",
+    ]
+    for f in review.findings:
+        lines.append(fingerprint_marker(f.fingerprint))
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(review: Review) -> str:
+    """What a PR would show: the summary, then every finding as its inline comment would read."""
+    out = [summary(review, not_inline=tuple(f for f in review.findings if not f.in_diff))]
+    for f in review.findings:
+        if f.in_diff:
+            out.append(f"#### `{f.path}` line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else ""))
+            out.append(comment_body(f))
+    return "\n\n".join(out) + "\n"

@@ -1,0 +1,69 @@
+"""What every entry point shares: config from the base revision, the model, the pipeline, the exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from . import config as config_mod
+from . import git, review
+from .config import Config
+from .models import Model
+from .models.registry import create
+from .progress import Progress, Quiet
+from .types import ChangeRequest, Review, severity_rank
+
+
+def load_config(
+    repo: Path | None,
+    base: str | None,
+    *,
+    config_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """--config FILE wins; else `.prereview.yml` as it is at the BASE revision (never the change's own)."""
+    if config_file is not None:
+        data, source = config_mod.load_file(config_file), str(config_file)
+    elif repo is not None and base is not None:
+        text = git.show(repo, base, config_mod.CONFIG_FILE)
+        source = f"{config_mod.CONFIG_FILE} (at base {base[:12]})"
+        data = config_mod.parse_yaml(text, source) if text is not None else {}
+    else:
+        data, source = {}, config_mod.CONFIG_FILE
+    return config_mod.build(data, source=source, overrides=overrides, env=env)
+
+
+class LazyModel:
+    """Creates the model on first use, so a change with nothing to review loads nothing."""
+
+    def __init__(self, cfg: Config, progress: Progress) -> None:
+        self._cfg, self._progress = cfg, progress
+        self._model: Model | None = None
+
+    def __call__(self) -> Model:
+        if self._model is None:
+            self._model = create(self._cfg.model, self._progress.message)
+        return self._model
+
+
+def review_change(
+    change: ChangeRequest, cfg: Config, *, progress: Progress | None = None, model: LazyModel | None = None
+) -> Review:
+    progress = progress or Quiet()
+    repo = change.workdir
+
+    def read_head(path: str) -> str | None:
+        return git.show(repo, change.head_sha, path) if repo is not None else None
+
+    return review.run(
+        change, cfg, model_factory=model or LazyModel(cfg, progress), read_head=read_head, progress=progress
+    )
+
+
+def exit_code(review_: Review, fail_level: str) -> int:
+    if fail_level == "none":
+        return 0
+    floor = severity_rank(fail_level)
+    return 1 if any(severity_rank(f.severity) >= floor for f in review_.findings) else 0

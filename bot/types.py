@@ -1,0 +1,132 @@
+"""Frozen records shared by every stage of the pipeline (event -> change -> findings -> review)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+Severity = Literal["info", "low", "medium", "high", "critical"]
+SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
+Category = Literal["bug", "security", "performance", "maintainability", "test"]
+CATEGORIES: tuple[str, ...] = ("bug", "security", "performance", "maintainability", "test")
+Side = Literal["RIGHT", "LEFT"]
+
+
+def severity_rank(sev: str) -> int:
+    """0 for info .. 4 for critical; unknown names rank below info."""
+    return SEVERITIES.index(sev) if sev in SEVERITIES else -1
+
+
+class PrereviewError(Exception):
+    """A failure the user can fix: printed as one line (with the fix) and exit code 2."""
+
+
+@dataclass(frozen=True)
+class ChangeRef:
+    """What an entry point wants reviewed, before anything is fetched."""
+
+    forge: str  # "local" | "github" | "gitlab"
+    repo: str  # local directory, "owner/name" or a GitLab project id/path
+    base: str | None = None
+    head: str | None = None
+    number: int | None = None  # PR / MR number (iid)
+
+
+@dataclass(frozen=True)
+class ChangeRequest:
+    """A change resolved to exact commits, with its (untrusted) metadata and unified diff."""
+
+    ref: ChangeRef
+    base_sha: str
+    head_sha: str
+    diff_text: str
+    title: str = ""
+    body: str = ""
+    author: str = ""
+    url: str = ""
+    workdir: Path | None = None  # head checked out here, base reachable
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One review finding, anchored (or not) to a line of the change."""
+
+    path: str
+    line: int
+    message: str
+    severity: str = "medium"
+    category: str = "bug"
+    end_line: int | None = None
+    side: str = "RIGHT"
+    cwe: str | None = None
+    source: str = "model"
+    rule_id: str | None = None
+    in_diff: bool = True
+    suggestion: str | None = None  # replacement text for lines line..end_line
+    verified: bool = False
+    evidence: str | None = None  # e.g. "tests: 12 passed, was 1 failed"
+    quote: str | None = None  # the code the model quoted (used for anchoring, not rendered)
+
+    @property
+    def last_line(self) -> int:
+        return self.end_line if self.end_line is not None else self.line
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable id across re-runs: independent of line numbers moving and of wording details."""
+        basis = "\x1f".join(
+            [self.path, self.category, self.cwe or "", self.rule_id or "", self.source, _norm(self.quote or "")]
+        )
+        if not self.quote:
+            basis += "\x1f" + _norm(self.message)[:80]
+        return hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+    def with_(self, **changes: object) -> Finding:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Coverage:
+    reviewed: tuple[str, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stats:
+    files: int = 0
+    hunks: int = 0
+    chunks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds_model: float = 0.0
+    seconds_total: float = 0.0
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class Review:
+    """Everything a renderer or publisher needs; no model, no forge."""
+
+    base: str
+    head: str
+    findings: tuple[Finding, ...]
+    stats: Stats
+    coverage: Coverage
+    title: str = ""
+    notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
+
+    def highest(self) -> str | None:
+        ranks = [severity_rank(f.severity) for f in self.findings]
+        return SEVERITIES[max(ranks)] if ranks else None
