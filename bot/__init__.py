@@ -1,2 +1,3 @@
 """prereview: on-prem pre-review bot."""
+
 __version__ = "0.1.0"

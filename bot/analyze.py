@@ -63,7 +63,13 @@ class ChunkResult:
 
 
 def review_chunk(
-    model: Model, chunk: Chunk, *, system: str, title: str, max_tokens: int, max_items: int = MAX_FINDINGS_PER_CHUNK
+    model: Model,
+    chunk: Chunk,
+    *,
+    system: str,
+    title: str,
+    max_tokens: int,
+    max_items: int = MAX_FINDINGS_PER_CHUNK,
 ) -> ChunkResult:
     messages = [Message("system", system), Message("user", user_prompt(chunk, title))]
     schema = findings_schema(max_items)

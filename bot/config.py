@@ -25,11 +25,14 @@ class _Section(BaseModel):
 class ModelConfig(_Section):
     name: str = Field("qwen2.5-coder-1.5b", description="Catalog name, a local .gguf path, or a HF repo/file")
     backend: Literal["llama_cpp", "openai_http", "scripted"] = Field(
-        "llama_cpp", description="In-process llama.cpp, an OpenAI-compatible server, or the scripted test model"
+        "llama_cpp",
+        description="In-process llama.cpp, an OpenAI-compatible server, or the scripted test model",
     )
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (…/v1)")
     api_key_env: str = Field("PREREVIEW_API_KEY", description="Environment variable holding the API key")
-    n_gpu_layers: int | None = Field(None, description="Layers to offload; None = all when GPU offload exists")
+    n_gpu_layers: int | None = Field(
+        None, description="Layers to offload; None = all when GPU offload exists"
+    )
     n_ctx: int | None = Field(None, description="Context size; None = from the model and the budget")
     threads: int | None = Field(None, description="CPU threads; None = the real CPU quota")
     timeout: float = Field(300.0, description="HTTP backend: seconds per request")
@@ -39,7 +42,9 @@ class ModelConfig(_Section):
 
 class ReviewConfig(_Section):
     include: list[str] = Field(default_factory=list, description="Globs to review (empty = everything)")
-    exclude: list[str] = Field(default_factory=list, description="Globs never reviewed, added to the defaults")
+    exclude: list[str] = Field(
+        default_factory=list, description="Globs never reviewed, added to the defaults"
+    )
     skip_defaults: bool = Field(True, description="Skip lock, vendored, generated and minified files")
     max_findings: int = Field(20, ge=0, description="At most this many findings in a review")
     min_severity: SeverityName = Field("low", description="Drop findings below this severity")

@@ -14,14 +14,52 @@ from .types import Skipped
 # Skipped unless review.skip_defaults is false: they are not written by people, or not code.
 DEFAULT_SKIP: dict[str, tuple[str, ...]] = {
     "lock file": (
-        "*.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock",
-        "go.sum", "composer.lock", "Gemfile.lock", "uv.lock", "Pipfile.lock",
+        "*.lock",
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "Cargo.lock",
+        "go.sum",
+        "composer.lock",
+        "Gemfile.lock",
+        "uv.lock",
+        "Pipfile.lock",
     ),
-    "vendored": ("vendor/*", "*/vendor/*", "third_party/*", "*/third_party/*", "node_modules/*", "*/node_modules/*"),
-    "generated": ("*_pb2.py", "*_pb2_grpc.py", "*.pb.go", "*.generated.*", "*.min.js", "*.min.css", "*.map",
-                  "dist/*", "build/*"),
-    "not code": ("*.svg", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.ico", "*.pdf", "*.zip", "*.gz", "*.woff*",
-                 "*.ttf", "*.gguf", "*.bin"),
+    "vendored": (
+        "vendor/*",
+        "*/vendor/*",
+        "third_party/*",
+        "*/third_party/*",
+        "node_modules/*",
+        "*/node_modules/*",
+    ),
+    "generated": (
+        "*_pb2.py",
+        "*_pb2_grpc.py",
+        "*.pb.go",
+        "*.generated.*",
+        "*.min.js",
+        "*.min.css",
+        "*.map",
+        "dist/*",
+        "build/*",
+    ),
+    "not code": (
+        "*.svg",
+        "*.png",
+        "*.jpg",
+        "*.jpeg",
+        "*.gif",
+        "*.ico",
+        "*.pdf",
+        "*.zip",
+        "*.gz",
+        "*.woff*",
+        "*.ttf",
+        "*.gguf",
+        "*.bin",
+    ),
 }
 
 
@@ -57,8 +95,9 @@ class Chunk:
         return "\n".join(parts)
 
 
-def select_files(diff: Diff, cfg: ReviewConfig, head_lines: Callable[[str], int | None]) -> tuple[
-    list[FileDiff], list[Skipped]]:
+def select_files(
+    diff: Diff, cfg: ReviewConfig, head_lines: Callable[[str], int | None]
+) -> tuple[list[FileDiff], list[Skipped]]:
     """Files to review and the ones skipped, each with its reason."""
     keep: list[FileDiff] = []
     skipped: list[Skipped] = []

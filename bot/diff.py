@@ -38,7 +38,9 @@ class Hunk:
 
     @property
     def header(self) -> str:
-        return f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@ {self.section}".rstrip()
+        return (
+            f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@ {self.section}".rstrip()
+        )
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,9 @@ class FileDiff:
 
     @cached_property
     def by_old(self) -> dict[int, Line]:
-        return {ln.old_no: ln for h in self.hunks for ln in h.lines if ln.old_no is not None and ln.kind == "-"}
+        return {
+            ln.old_no: ln for h in self.hunks for ln in h.lines if ln.old_no is not None and ln.kind == "-"
+        }
 
     @property
     def changed_lines(self) -> int:

@@ -42,7 +42,9 @@ def resolve(repo: Path, rev: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}").strip()
     except GitError:
-        raise PrereviewError(f"unknown revision '{rev}' in {repo}; check the name or fetch it first") from None
+        raise PrereviewError(
+            f"unknown revision '{rev}' in {repo}; check the name or fetch it first"
+        ) from None
 
 
 def default_base(repo: Path, head: str) -> str:
@@ -67,8 +69,17 @@ def default_base(repo: Path, head: str) -> str:
 
 def diff(repo: Path, base: str, head: str, context: int = 3) -> str:
     return git(
-        repo, "diff", "--no-color", "--no-ext-diff", "-M", f"-U{context}",
-        "--src-prefix=a/", "--dst-prefix=b/", base, head, "--",
+        repo,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "-M",
+        f"-U{context}",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        base,
+        head,
+        "--",
     )
 
 

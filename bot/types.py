@@ -77,7 +77,14 @@ class Finding:
     def fingerprint(self) -> str:
         """Stable id across re-runs: independent of line numbers moving and of wording details."""
         basis = "\x1f".join(
-            [self.path, self.category, self.cwe or "", self.rule_id or "", self.source, _norm(self.quote or "")]
+            [
+                self.path,
+                self.category,
+                self.cwe or "",
+                self.rule_id or "",
+                self.source,
+                _norm(self.quote or ""),
+            ]
         )
         if not self.quote:
             basis += "\x1f" + _norm(self.message)[:80]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,11 +86,11 @@ def ensure(entry: CatalogEntry, progress: Callable[[str], None] | None = None) -
     """Return the verified GGUF for a catalog entry, assembling it from its parts on first use."""
     target = cache_dir() / "models" / entry.filename
     stamp = target.with_suffix(".verified")
-    if target.is_file() and stamp.is_file() and stamp.read_text().strip() == entry.sha256:
-        if target.stat().st_size == entry.size:
-            return target
+    verified = stamp.is_file() and stamp.read_text().strip() == entry.sha256
+    if verified and target.is_file() and target.stat().st_size == entry.size:
+        return target
     parts = [_part_file(p) for p in entry.parts]
-    missing = [name for name, f in zip(entry.parts, parts) if f is None]
+    missing = [name for name, f in zip(entry.parts, parts, strict=True) if f is None]
     if missing:
         raise PrereviewError(
             f"model '{entry.name}' is not installed ({len(missing)} of {len(parts)} parts missing); "
@@ -129,7 +128,9 @@ def resolve(name: str, progress: Callable[[str], None] | None = None) -> Path:
     path = Path(name).expanduser()
     if path.suffix == ".gguf" or path.exists() or "/" in name:
         if not path.is_file():
-            raise PrereviewError(f"model file {path} does not exist; pass an existing .gguf or a catalog name")
+            raise PrereviewError(
+                f"model file {path} does not exist; pass an existing .gguf or a catalog name"
+            )
         check_gguf(path)
         return path
     raise PrereviewError(
@@ -163,7 +164,3 @@ def _from_hub(spec: str) -> Path:
 
 def installed(entry: CatalogEntry) -> bool:
     return all(_part_file(p) is not None for p in entry.parts)
-
-
-def copy_to(path: Path, dest: Path) -> None:
-    shutil.copyfile(path, dest)

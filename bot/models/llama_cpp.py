@@ -60,7 +60,9 @@ class LlamaCppModel:
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
-            raise ModelError(f"cannot load {path} ({exc}); the file may be corrupt: re-create or re-download it") from None
+            raise ModelError(
+                f"cannot load {path} ({exc}); the file may be corrupt: re-create or re-download it"
+            ) from None
         train_ctx = int(self._llm.metadata.get(f"{self._arch()}.context_length", 0) or 0)
         if n_ctx is None and train_ctx and train_ctx < DEFAULT_N_CTX:
             raise ModelError(f"{path} was trained for {train_ctx} tokens; set model.n_ctx to at most that")
@@ -111,7 +113,12 @@ class LlamaCppModel:
     def perf(self) -> dict[str, float]:
         """llama.cpp's own counters (prompt/generation ms and token counts) since the last reset."""
         d = self._lib.llama_perf_context(self._llm._ctx.ctx)
-        return {"t_p_eval_ms": d.t_p_eval_ms, "t_eval_ms": d.t_eval_ms, "n_p_eval": d.n_p_eval, "n_eval": d.n_eval}
+        return {
+            "t_p_eval_ms": d.t_p_eval_ms,
+            "t_eval_ms": d.t_eval_ms,
+            "n_p_eval": d.n_p_eval,
+            "n_eval": d.n_eval,
+        }
 
     def perf_reset(self) -> None:
         self._lib.llama_perf_context_reset(self._llm._ctx.ctx)
@@ -123,9 +130,13 @@ class LlamaCppModel:
 
             eos = self._llm.detokenize([self._llm.token_eos()]).decode("utf-8", "replace")
             fmt = Jinja2ChatFormatter(self._template, eos_token=eos, bos_token="")
-            resp = fmt(messages=[{"role": m.role, "content": m.content} for m in messages])
+            chat: list[Any] = [{"role": m.role, "content": m.content} for m in messages]
+            resp = fmt(messages=chat)
             return resp.prompt
-        return "".join(_CHATML.format(role=m.role, content=m.content) for m in messages) + "<|im_start|>assistant\n"
+        return (
+            "".join(_CHATML.format(role=m.role, content=m.content) for m in messages)
+            + "<|im_start|>assistant\n"
+        )
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)
@@ -142,7 +153,7 @@ class LlamaCppModel:
         """Evaluate the prompt, reusing the KV cache for the prefix shared with the previous call."""
         llm = self._llm
         reuse = 0
-        for a, b in zip(llm._input_ids[: llm.n_tokens], tokens):
+        for a, b in zip(llm._input_ids[: llm.n_tokens], tokens, strict=False):
             if a != b:
                 break
             reuse += 1
@@ -172,7 +183,7 @@ class LlamaCppModel:
 
     def _accepts(self, grammar: Any, token: int, logit: float) -> bool:
         one = self._one
-        one.id, one.logit, one.p = token, logit, 0.0
+        one.id, one.logit, one.p = token, logit, 0.0  # type: ignore[assignment]
         arr = self._lib.llama_token_data_array(ctypes.pointer(one), 1, -1, False)
         self._lib.llama_sampler_apply(grammar, ctypes.byref(arr))
         return bool(np.isfinite(one.logit))

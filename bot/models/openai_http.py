@@ -31,7 +31,10 @@ class OpenAIHTTPModel:
         self._retries = retries
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
-            base_url=self._base, headers=headers, timeout=httpx.Timeout(timeout, connect=10.0), transport=transport
+            base_url=self._base,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            transport=transport,
         )
         self._schema_style: str | None = None  # "json_schema" (OpenAI, vLLM, llama-server) or "json_object"
 

@@ -39,7 +39,9 @@ DEFAULT_SCRIPT: dict[str, Any] = {
 
 
 class ScriptedModel:
-    def __init__(self, script: dict[str, Any] | None = None, name: str = "scripted", n_ctx: int = 8192) -> None:
+    def __init__(
+        self, script: dict[str, Any] | None = None, name: str = "scripted", n_ctx: int = 8192
+    ) -> None:
         self.name = name
         self.n_ctx = n_ctx
         self._script = script if script is not None else DEFAULT_SCRIPT

@@ -42,8 +42,13 @@ def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
     if f.suggestion is not None and f.verified:
         fence = fence_for(f.suggestion)
         body = f.suggestion if f.suggestion.endswith("\n") or not f.suggestion else f.suggestion + "\n"
-        parts += ["", f"Verified fix — {f.evidence or 'tests pass with this change'}:", f"{fence}{suggestion_header}",
-                  body.rstrip("\n"), fence]
+        parts += [
+            "",
+            f"Verified fix — {f.evidence or 'tests pass with this change'}:",
+            f"{fence}{suggestion_header}",
+            body.rstrip("\n"),
+            fence,
+        ]
     parts += ["", fingerprint_marker(f.fingerprint)]
     return "\n".join(parts)
 
@@ -74,7 +79,11 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
             msg = _escape(f.message).replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
     skipped = review.coverage.skipped
-    lines += ["", f"Reviewed {len(review.coverage.reviewed)} file(s)" + (f", skipped {len(skipped)}." if skipped else ".")]
+    lines += [
+        "",
+        f"Reviewed {len(review.coverage.reviewed)} file(s)"
+        + (f", skipped {len(skipped)}." if skipped else "."),
+    ]
     if skipped:
         lines += ["", "<details><summary>Skipped</summary>", ""]
         lines += [f"- `{x.path}`: {_escape(x.reason)}" for x in skipped]
@@ -97,6 +106,9 @@ def render_markdown(review: Review) -> str:
     out = [summary(review, not_inline=tuple(f for f in review.findings if not f.in_diff))]
     for f in review.findings:
         if f.in_diff:
-            out.append(f"#### `{f.path}` line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else ""))
+            out.append(
+                f"#### `{f.path}` line {f.line}"
+                + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
+            )
             out.append(comment_body(f))
     return "\n\n".join(out) + "\n"

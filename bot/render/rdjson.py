@@ -24,8 +24,13 @@ def _diagnostic(f: Finding) -> dict[str, Any]:
         # reviewdog replaces [start, end) : end is the first column after the last replaced line.
         d["suggestions"] = [
             {
-                "range": {"start": {"line": f.line, "column": 1}, "end": {"line": f.last_line + 1, "column": 1}},
-                "text": f.suggestion if f.suggestion.endswith("\n") or not f.suggestion else f.suggestion + "\n",
+                "range": {
+                    "start": {"line": f.line, "column": 1},
+                    "end": {"line": f.last_line + 1, "column": 1},
+                },
+                "text": f.suggestion
+                if f.suggestion.endswith("\n") or not f.suggestion
+                else f.suggestion + "\n",
             }
         ]
     return d

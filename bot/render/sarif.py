@@ -45,7 +45,10 @@ def _result(f: Finding) -> dict[str, Any]:
         "level": _LEVEL[f.severity],
         "message": {"text": text},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path}, "region": region}}],
-        "partialFingerprints": {"prereview/v1": f.fingerprint, "primaryLocationLineHash": f"{f.fingerprint}:1"},
+        "partialFingerprints": {
+            "prereview/v1": f.fingerprint,
+            "primaryLocationLineHash": f"{f.fingerprint}:1",
+        },
         "properties": {"severity": f.severity, "source": f.source, "in_diff": f.in_diff},
     }
 

