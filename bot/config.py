@@ -173,16 +173,20 @@ def build(
         Config.model_validate(data)
     except ValidationError as exc:
         raise PrereviewError(_format_error(exc, source)) from None
+    origin: dict[str, str] = {}  # dotted key -> where its override came from, for the error message
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):
             _set_dotted(data, dotted, env[var])
+            origin[dotted] = f"environment variable {var}"
     for dotted, value in (overrides or {}).items():
         if value is not None:
             _set_dotted(data, dotted, value)
+            origin[dotted] = "command line"
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise PrereviewError(_format_error(exc, "environment/command line")) from None
+        key = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise PrereviewError(_format_error(exc, origin.get(key, "environment/command line"))) from None
 
 
 def load_file(path: Path) -> dict[str, Any]:
