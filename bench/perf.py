@@ -1,0 +1,162 @@
+"""Runtime benchmark for the core review pipeline (prints figures; no assertions).
+
+Measures, in one process on this machine with one loaded model:
+  1. raw llama.cpp prompt-processing and generation tokens/s (no pipeline, no grammar);
+  2. for a handful of ../shared/bench changes: review wall time, prompt/completion tokens, the overhead
+     ratio = wall / (prompt_tokens / raw_pp + completion_tokens / raw_tg), prompt tokens evaluated after
+     KV prefix reuse, prompt tokens per changed line;
+  3. peak RSS against model file + KV cache + 300 MB.
+
+usage: python bench/perf.py [--model qwen2.5-coder-1.5b] [--cases quixbugs:gcd,humanevalfix:002_truncate_number]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot import config as config_mod  # noqa: E402
+from bot.diff import parse  # noqa: E402
+from bot.forges.local import LocalForge  # noqa: E402
+from bot.models.catalog import resolve  # noqa: E402
+from bot.models.llama_cpp import LlamaCppModel  # noqa: E402
+from bot.runner import review_change  # noqa: E402
+from bot.types import ChangeRef  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "bench"
+DEFAULT_CASES = (
+    "quixbugs:gcd,quixbugs:kth,quixbugs:shunting_yard,humanevalfix:002_truncate_number,"
+    "humanevalfix:037_sort_even,secfix:CWE-022-060c812ff4"
+)
+
+
+def raw_speed(model: LlamaCppModel, n_prompt: int = 512, n_gen: int = 64) -> tuple[float, float]:
+    llm = model._llm
+    text = "def add(a, b):\n    return a + b\n\n" * 200
+    toks = llm.tokenize(text.encode(), add_bos=False)[:n_prompt]
+    best_pp = best_tg = 0.0
+    for _ in range(3):  # the first round warms up buffers and caches; keep the best of the rest
+        llm.reset()
+        t = time.perf_counter()
+        llm.eval(toks)
+        best_pp = max(best_pp, len(toks) / (time.perf_counter() - t))
+        t = time.perf_counter()
+        for i in range(n_gen):
+            llm.eval([toks[i]])
+        best_tg = max(best_tg, n_gen / (time.perf_counter() - t))
+    llm.reset()
+    return best_pp, best_tg
+
+
+class _Fixed:
+    def __init__(self, model: LlamaCppModel) -> None:
+        self.model = model
+        self.evaluated: list[int] = []
+
+    def __call__(self) -> LlamaCppModel:
+        return self.model
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--cases", default=DEFAULT_CASES)
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+
+    path = resolve(args.model, progress=lambda m: print(m, file=sys.stderr))
+    t = time.perf_counter()
+    model = LlamaCppModel(path, name=args.model)
+    load_s = time.perf_counter() - t
+    pp, tg = raw_speed(model)
+    print(f"machine: {platform.machine()} {model.threads} threads, model {args.model} ({path.stat().st_size/1e6:.0f} MB)")
+    print(f"load {load_s:.1f}s; raw prompt {pp:.1f} tok/s, raw generation {tg:.1f} tok/s")
+    # Model-stage figures: scanners and patches (other stages) are off so the ratio measures the runtime.
+    data = {"scanners": {"secrets": False, "bandit": False, "patterns": False}, "tests": "off",
+            "patches": {"enabled": False}}
+    cfg = config_mod.build(_known(data), env={})
+    rows = []
+    header = f"{'case':40} {'wall s':>7} {'prompt':>7} {'eval':>6} {'compl':>6} {'ratio':>6} {'tok/line':>8} {'find':>4}"
+    print(header)
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in args.cases.split(","):
+            ds, case = spec.split(":", 1)
+            folder = {"secfix": "secfix_py"}.get(ds, ds)
+            out = Path(tmp) / case
+            subprocess.run([sys.executable, str(SHARED / "mk_pr_repo.py"), ds, str(SHARED / folder), case, str(out)],
+                           check=True, capture_output=True)
+            change = LocalForge().fetch(ChangeRef("local", str(out)))
+            evaluated: list[int] = []
+            orig = model.complete
+
+            def spy(*a, **k):  # record prompt tokens evaluated after prefix reuse
+                c = orig(*a, **k)
+                evaluated.append(c.prompt_tokens_evaluated or c.prompt_tokens)
+                return c
+
+            model.complete = spy  # type: ignore[method-assign]
+            t = time.perf_counter()
+            review = review_change(change, cfg, model=_Fixed(model))  # type: ignore[arg-type]
+            wall = time.perf_counter() - t
+            model.complete = orig  # type: ignore[method-assign]
+            s = review.stats
+            ideal = s.prompt_tokens / pp + s.completion_tokens / tg
+            changed = sum(f.changed_lines for f in parse(change.diff_text).files)
+            row = {"case": spec, "wall_s": round(wall, 2), "prompt_tokens": s.prompt_tokens,
+                   "prompt_evaluated": sum(evaluated), "completion_tokens": s.completion_tokens,
+                   "ratio": round(wall / ideal, 3) if ideal else None,
+                   "prompt_tokens_per_changed_line": round(s.prompt_tokens / max(1, changed), 1),
+                   "findings": len(review.findings)}
+            rows.append(row)
+            print(f"{spec:40} {wall:7.1f} {s.prompt_tokens:7d} {sum(evaluated):6d} {s.completion_tokens:6d} "
+                  f"{row['ratio']:6.2f} {row['prompt_tokens_per_changed_line']:8.1f} {len(review.findings):4d}")
+    ratios = [r["ratio"] for r in rows if r["ratio"]]
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kv_mb = _kv_mb(model)
+    budget = path.stat().st_size / 1e6 + kv_mb + 300
+    print(f"overhead ratio: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} (target <= 1.15)")
+    print(f"peak RSS {rss_mb:.0f} MB; model file + KV cache ({kv_mb:.0f} MB at n_ctx {model.n_ctx}) + 300 MB "
+          f"= {budget:.0f} MB")
+    if args.json:
+        args.json.write_text(json.dumps({"raw_pp": pp, "raw_tg": tg, "rows": rows, "rss_mb": rss_mb,
+                                         "budget_mb": budget}, indent=2))
+
+
+def _known(data: dict) -> dict:
+    """Keep only the config keys this checkout knows (stages may not exist in older checkouts)."""
+    fields = config_mod.Config.model_fields
+    out = {}
+    for k, v in data.items():
+        if k not in fields:
+            continue
+        sub = fields[k].annotation
+        if isinstance(v, dict) and hasattr(sub, "model_fields"):
+            v = {kk: vv for kk, vv in v.items() if kk in sub.model_fields}
+        out[k] = v
+    return out
+
+
+def _kv_mb(model: LlamaCppModel) -> float:
+    md = model._llm.metadata
+    arch = md.get("general.architecture", "llama")
+    layers = int(md.get(f"{arch}.block_count", 0))
+    heads_kv = int(md.get(f"{arch}.attention.head_count_kv", md.get(f"{arch}.attention.head_count", 0)))
+    emb = int(md.get(f"{arch}.embedding_length", 0))
+    heads = int(md.get(f"{arch}.attention.head_count", 1))
+    head_dim = emb // max(1, heads)
+    return layers * 2 * heads_kv * head_dim * 2 * model.n_ctx / 1e6
+
+
+if __name__ == "__main__":
+    main()
