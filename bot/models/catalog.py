@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..types import PrereviewError
 
@@ -143,6 +144,66 @@ def check_gguf(path: Path) -> None:
         magic = fh.read(4)
     if magic != b"GGUF":
         raise PrereviewError(f"{path} is not a GGUF file (bad magic {magic!r}); pass a .gguf model")
+
+
+_GGUF_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
+
+
+def gguf_context_length(path: Path) -> int | None:
+    """The training context (`<arch>.context_length`) read from the GGUF header, without loading it."""
+    import struct
+
+    def read(fmt: str) -> Any:
+        size = struct.calcsize(fmt)
+        data = fh.read(size)
+        if len(data) != size:
+            raise EOFError
+        return struct.unpack(fmt, data)[0]
+
+    def string() -> str:
+        return fh.read(read("<Q")).decode("utf-8", "replace")
+
+    def skip(vtype: int) -> None:
+        if vtype in _GGUF_SCALARS:
+            fh.seek(struct.calcsize(_GGUF_SCALARS[vtype]), 1)
+        elif vtype == 8:
+            fh.seek(read("<Q"), 1)
+        elif vtype == 9:
+            inner, count = read("<I"), read("<Q")
+            if inner in _GGUF_SCALARS:
+                fh.seek(struct.calcsize(_GGUF_SCALARS[inner]) * count, 1)
+            else:
+                for _ in range(count):
+                    skip(inner)
+        else:
+            raise ValueError(vtype)
+
+    try:
+        with path.open("rb") as fh:
+            if fh.read(4) != b"GGUF":
+                return None
+            read("<I")  # version
+            read("<Q")  # tensor count
+            for _ in range(read("<Q")):
+                key, vtype = string(), read("<I")
+                if key.endswith(".context_length") and vtype in _GGUF_SCALARS:
+                    return int(read(_GGUF_SCALARS[vtype]))
+                skip(vtype)
+    except (EOFError, ValueError, OSError, struct.error):
+        return None
+    return None
 
 
 def _from_hub(spec: str) -> Path:

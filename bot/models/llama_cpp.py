@@ -47,10 +47,13 @@ class LlamaCppModel:
         gpu = bool(llama_cpp.llama_supports_gpu_offload())
         layers = (-1 if gpu else 0) if n_gpu_layers is None else n_gpu_layers
         catalog.check_gguf(path)
+        train_ctx = catalog.gguf_context_length(path)
+        if n_ctx is None:
+            n_ctx = min(DEFAULT_N_CTX, train_ctx) if train_ctx else DEFAULT_N_CTX
         try:
             self._llm = Llama(
                 model_path=str(path),
-                n_ctx=n_ctx or DEFAULT_N_CTX,
+                n_ctx=n_ctx,
                 n_batch=512,
                 n_threads=threads,
                 n_threads_batch=threads,
@@ -63,9 +66,6 @@ class LlamaCppModel:
             raise ModelError(
                 f"cannot load {path} ({exc}); the file may be corrupt: re-create or re-download it"
             ) from None
-        train_ctx = int(self._llm.metadata.get(f"{self._arch()}.context_length", 0) or 0)
-        if n_ctx is None and train_ctx and train_ctx < DEFAULT_N_CTX:
-            raise ModelError(f"{path} was trained for {train_ctx} tokens; set model.n_ctx to at most that")
         self.name = name or path.stem
         self.n_ctx = self._llm.n_ctx()
         self.threads = threads
@@ -79,9 +79,6 @@ class LlamaCppModel:
         self._one = self._lib.llama_token_data()
         self._grammars: dict[str, Any] = {}
         self._template = self._llm.metadata.get("tokenizer.chat_template")
-
-    def _arch(self) -> str:
-        return str(self._llm.metadata.get("general.architecture", "llama"))
 
     # -- public -------------------------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
