@@ -38,7 +38,7 @@ def toplevel(path: Path) -> Path:
 
 def resolve(repo: Path, rev: str) -> str:
     if rev.startswith("-"):
-        raise PrereviewError(f"invalid revision '{rev}'")
+        raise PrereviewError(f"invalid revision '{rev}'; pass a branch, tag or commit (not an option)")
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}").strip()
     except GitError:

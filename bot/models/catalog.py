@@ -173,7 +173,10 @@ def gguf_context_length(path: Path) -> int | None:
         return struct.unpack(fmt, data)[0]
 
     def string() -> str:
-        return fh.read(read("<Q")).decode("utf-8", "replace")
+        n = read("<Q")
+        if n > 1 << 16:  # a key this long means a corrupt header: don't allocate it
+            raise ValueError(n)
+        return fh.read(n).decode("utf-8", "replace")
 
     def skip(vtype: int) -> None:
         if vtype in _GGUF_SCALARS:
