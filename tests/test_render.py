@@ -1,0 +1,186 @@
+"""The five output formats from one Review: schema, SARIF for GitHub, reviewdog rdjson, markdown, text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from bot.render import FORMATS, render
+from bot.render.markdown import SUMMARY_MARKER, comment_body, fence_for, fingerprint_marker, fingerprints_in
+from bot.types import Coverage, Finding, Review, Skipped, Stats
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "bot" / "schemas" / "review.schema.json").read_text())
+SARIF_MINIMAL = Path("/work/shared/platform/sarif/minimal-required.github-docs.sarif.json")
+for _cand in (ROOT.parent / "shared" / "platform" / "sarif" / "minimal-required.github-docs.sarif.json",):
+    if _cand.is_file():
+        SARIF_MINIMAL = _cand
+
+FINDINGS = (
+    Finding("app/db.py", 12, "SQL built by string formatting: <script>alert(1)</script> @admin | pipe",
+            severity="critical", category="security", cwe="CWE-89", quote='q = f"SELECT {x}"'),
+    Finding("app/db.py", 20, "Off-by-one in the loop bound.", severity="high", end_line=22,
+            suggestion="for i in range(n):\n    total += a[i]\n", verified=True, evidence="tests: 3 passed, was 1 failed",
+            quote="for i in range(n + 1):"),
+    Finding("app/util.py", 3, "Hard-coded secret.", severity="medium", category="security", source="secrets",
+            rule_id="aws-key", cwe="CWE-798"),
+    Finding("app/util.py", 40, "Unused variable outside the change.", severity="low", category="maintainability",
+            in_diff=False),
+    Finding("docs/x.md", 1, "Typo with ``` backticks ```` inside.", severity="info", category="maintainability",
+            suggestion="fixed ```` text", verified=False),
+)
+REVIEW = Review(
+    base="a" * 40,
+    head="b" * 40,
+    findings=FINDINGS,
+    stats=Stats(files=4, hunks=6, chunks=2, prompt_tokens=1234, completion_tokens=56, seconds_model=1.5,
+                seconds_total=2.0, model="qwen2.5-coder-0.5b"),
+    coverage=Coverage(reviewed=("app/db.py", "app/util.py", "docs/x.md"),
+                      skipped=(Skipped("yarn.lock", "lock file"), Skipped("big.py", "not reviewed: model output cut"))),
+    title="Add <b>queries</b>",
+    notes=("sandbox is off: suggestions are not verified",),
+)
+EMPTY = Review(base="c" * 40, head="d" * 40, findings=(), stats=Stats(), coverage=Coverage())
+
+
+def test_formats_are_the_five() -> None:
+    assert set(FORMATS) == {"text", "markdown", "json", "rdjson", "sarif"}
+    with pytest.raises(ValueError, match="unknown format"):
+        render(REVIEW, "xml")
+
+
+@pytest.mark.parametrize("review", [REVIEW, EMPTY])
+def test_json_validates_against_the_schema(review: Review) -> None:
+    doc = json.loads(render(review, "json"))
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert doc["version"] == 1 and len(doc["findings"]) == len(review.findings)
+
+
+def test_json_fields() -> None:
+    doc = json.loads(render(REVIEW, "json"))
+    first, second = doc["findings"][0], doc["findings"][1]
+    assert (first["path"], first["line"], first["end_line"], first["side"]) == ("app/db.py", 12, 12, "RIGHT")
+    assert (first["cwe"], first["source"], first["in_diff"], first["verified"]) == ("CWE-89", "model", True, False)
+    assert second["end_line"] == 22 and second["suggestion"].startswith("for i") and second["verified"]
+    assert doc["findings"][3]["in_diff"] is False
+    assert len({f["fingerprint"] for f in doc["findings"]}) == len(FINDINGS)
+    assert doc["coverage"]["skipped"][0] == {"path": "yarn.lock", "reason": "lock file"}
+    assert "quote" not in first  # the anchoring quote is internal
+    assert doc["stats"]["model"] == "qwen2.5-coder-0.5b"
+
+
+def test_json_schema_rejects_bad_output() -> None:
+    doc = json.loads(render(REVIEW, "json"))
+    for mutate in (
+        lambda d: d["findings"][0].update(severity="urgent"),
+        lambda d: d["findings"][0].update(side="MIDDLE"),
+        lambda d: d["findings"][0].update(cwe="89"),
+        lambda d: d["findings"][0].update(line=0),
+        lambda d: d["findings"][0].pop("fingerprint"),
+        lambda d: d.update(version=2),
+        lambda d: d["stats"].pop("model"),
+    ):
+        bad = json.loads(json.dumps(doc))
+        mutate(bad)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, SCHEMA)
+
+
+def _key_paths(node: object, prefix: str = "") -> set[str]:
+    """Dotted key paths of a JSON document (lists collapse to [])."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.add(prefix + k)
+            out |= _key_paths(v, prefix + k + ".")
+    elif isinstance(node, list):
+        for v in node:
+            out |= _key_paths(v, prefix + "[].")
+    return out
+
+
+def test_sarif_has_what_github_requires() -> None:
+    doc = json.loads(render(REVIEW, "sarif"))
+    assert doc["version"] == "2.1.0" and "sarif-2.1.0" in doc["$schema"]
+    if SARIF_MINIMAL.is_file():
+        required = _key_paths(json.loads(SARIF_MINIMAL.read_text()))
+        # the example's optional extras we don't produce
+        optional = {"runs.[].results.[].locations.[].physicalLocation.region.startColumn",
+                    "runs.[].results.[].locations.[].physicalLocation.region.endColumn",
+                    "runs.[].tool.driver.rules.[].properties.id", "runs.[].tool.driver.rules.[].properties.kind",
+                    "runs.[].tool.driver.rules.[].properties.name",
+                    "runs.[].tool.driver.rules.[].properties.security-severity"}
+        assert required - optional - _key_paths(doc) == set()
+    (run,) = doc["runs"]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert len(rules) == len(run["tool"]["driver"]["rules"])  # unique rule ids
+    assert len(run["results"]) == len(FINDINGS)
+    for res, f in zip(run["results"], FINDINGS):
+        assert res["ruleId"] in rules
+        assert res["level"] in ("note", "warning", "error")
+        assert res["partialFingerprints"]["primaryLocationLineHash"] == f"{f.fingerprint}:1"
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == f.path and loc["region"]["startLine"] == f.line
+    assert run["results"][1]["locations"][0]["physicalLocation"]["region"]["endLine"] == 22
+    sec = rules["prereview/security/cwe-89"]["properties"]
+    assert float(sec["security-severity"]) >= 9.0 and "external/cwe/cwe-89" in sec["tags"]
+    assert "secrets/aws-key" in rules
+    assert json.loads(render(EMPTY, "sarif"))["runs"][0]["results"] == []
+
+
+def test_rdjson_matches_reviewdog_diagnostic_format() -> None:
+    doc = json.loads(render(REVIEW, "rdjson"))
+    assert isinstance(doc["source"]["name"], str)
+    assert doc.get("severity", "WARNING") in ("UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO")
+    assert len(doc["diagnostics"]) == len(FINDINGS)
+    for d, f in zip(doc["diagnostics"], FINDINGS):
+        assert isinstance(d["message"], str) and d["message"]
+        assert d["location"]["path"] == f.path
+        assert d["location"]["range"]["start"]["line"] == f.line
+        assert d["location"]["range"].get("end", {"line": f.line})["line"] >= f.line
+        assert d["severity"] in ("ERROR", "WARNING", "INFO")
+        assert isinstance(d["source"]["name"], str) and isinstance(d["code"]["value"], str)
+        assert isinstance(d.get("original_output", ""), str)
+    assert [d["severity"] for d in doc["diagnostics"]] == ["ERROR", "ERROR", "WARNING", "INFO", "INFO"]
+    # only a verified fix becomes a suggestion; line-wise replace of 20..22 ends at the start of line 23
+    sugg = [d.get("suggestions") for d in doc["diagnostics"]]
+    assert sugg[0] is None and sugg[4] is None
+    (s,) = sugg[1]
+    assert s["range"] == {"start": {"line": 20, "column": 1}, "end": {"line": 23, "column": 1}}
+    assert s["text"].endswith("\n")
+
+
+def test_markdown_summary_and_inline_bodies() -> None:
+    md = render(REVIEW, "markdown")
+    assert md.startswith(SUMMARY_MARKER)
+    assert "<script>" not in md and "&lt;script&gt;" in md  # model text cannot inject HTML
+    assert "@admin" not in md  # no pings
+    assert "`app/util.py:40` (outside the diff)" in md  # outside-diff findings go to the summary table
+    assert "yarn.lock" in md and "lock file" in md and "skipped 2" in md
+    assert "sandbox is off" in md
+    assert fingerprints_in(md) == {f.fingerprint for f in FINDINGS}
+    assert "```suggestion\nfor i in range(n):\n    total += a[i]\n```" in md  # verified -> suggestion block
+    assert "fixed ```` text" not in md  # unverified suggestions are never offered
+    body = comment_body(FINDINGS[1], suggestion_header="suggestion:-0+2")
+    assert "```suggestion:-0+2" in body and body.endswith(fingerprint_marker(FINDINGS[1].fingerprint))
+    assert fence_for("a ```` b") == "`````" and fence_for("plain") == "```"
+    empty = render(EMPTY, "markdown")
+    assert empty.startswith(SUMMARY_MARKER) and "No findings." in empty
+
+
+def test_text_is_readable() -> None:
+    text = render(REVIEW, "text")
+    lines = text.splitlines()
+    assert "app/db.py:12: CRITICAL security CWE-89" in lines
+    assert "app/db.py:20-22: HIGH bug" in lines
+    assert "app/util.py:3: MEDIUM security CWE-798 [secrets:aws-key]" in lines
+    assert "app/util.py:40: LOW maintainability (outside the diff)" in lines
+    assert "    | for i in range(n):" in lines
+    assert "skipped yarn.lock: lock file" in lines
+    assert any(ln.startswith("5 finding(s) in 3 file(s); model qwen2.5-coder-0.5b") for ln in lines)
+    assert "\x1b" not in text  # no terminal escapes when written to a file
+    assert render(EMPTY, "text").startswith("No findings.")
