@@ -7,7 +7,7 @@ Measures, in one process on this machine with one loaded model:
      KV prefix reuse, prompt tokens per changed line;
   3. peak RSS against model file + KV cache + 300 MB.
 
-usage: python bench/perf.py [--model qwen2.5-coder-1.5b] [--cases quixbugs:gcd,humanevalfix:002_truncate_number]
+usage: python bench/perf.py [--model NAME] [--cases quixbugs:gcd,humanevalfix:002_truncate_number]
 """
 
 from __future__ import annotations
@@ -59,13 +59,55 @@ def raw_speed(model: LlamaCppModel, n_prompt: int = 512, n_gen: int = 64) -> tup
     return best_pp, best_tg
 
 
-class _Fixed:
+def grammar_cost(model: LlamaCppModel, max_tokens: int = 160) -> dict[str, float]:
+    """Generation tokens/s for one findings answer: no grammar, prereview's grammar path, and
+    llama-cpp-python's own grammar sampler. The prompt is evaluated once beforehand (KV prefix reuse),
+    so the times are generation only."""
+    from llama_cpp import LlamaGrammar
+
+    from bot.analyze import findings_schema
+    from bot.models import Message
+
+    schema = findings_schema()
+    msgs = [Message("system", "You review code. Report every defect as JSON findings; be thorough."),
+            Message("user", "x = eval(input())\nq = 'SELECT * FROM t WHERE id=%s' % x\nos.system('rm ' + x)\n"
+                            "Return the findings as JSON.")]
+    prompt = model._format(msgs)
+    out: dict[str, float] = {}
+
+    def run(label: str, fn) -> None:
+        fn()  # warm: evaluates the prompt
+        t = time.perf_counter()
+        n = fn()
+        out[label] = n / (time.perf_counter() - t)
+
+    run("no grammar", lambda: model.complete(msgs, max_tokens=max_tokens).completion_tokens)
+    run("prereview grammar",
+        lambda: model.complete(msgs, schema=schema, max_tokens=max_tokens).completion_tokens)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    run("llama-cpp-python grammar", lambda: model._llm.create_completion(
+        prompt, grammar=grammar, max_tokens=max_tokens, temperature=0.0)["usage"]["completion_tokens"])
+    return out
+
+
+class _Recorder:
+    """The loaded model, handed to the pipeline as its model factory; records prompt tokens evaluated."""
+
     def __init__(self, model: LlamaCppModel) -> None:
         self.model = model
-        self.evaluated: list[int] = []
+        self.name, self.n_ctx = model.name, model.n_ctx
+        self.evaluated = 0
 
-    def __call__(self) -> LlamaCppModel:
-        return self.model
+    def __call__(self) -> _Recorder:
+        return self
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
+    def complete(self, messages, **kw):  # type: ignore[no-untyped-def]
+        c = self.model.complete(messages, **kw)
+        self.evaluated += c.prompt_tokens_evaluated or c.prompt_tokens
+        return c
 
 
 def main() -> None:
@@ -80,47 +122,42 @@ def main() -> None:
     model = LlamaCppModel(path, name=args.model)
     load_s = time.perf_counter() - t
     pp, tg = raw_speed(model)
-    print(f"machine: {platform.machine()} {model.threads} threads, model {args.model} ({path.stat().st_size/1e6:.0f} MB)")
+    size_mb = path.stat().st_size / 1e6
+    print(f"machine: {platform.machine()} {model.threads} threads, model {args.model} ({size_mb:.0f} MB)")
     print(f"load {load_s:.1f}s; raw prompt {pp:.1f} tok/s, raw generation {tg:.1f} tok/s")
+    g = grammar_cost(model)
+    print("generation tok/s: " + ", ".join(f"{k} {v:.1f}" for k, v in g.items()))
     # Model-stage figures: scanners and patches (other stages) are off so the ratio measures the runtime.
     data = {"scanners": {"secrets": False, "bandit": False, "patterns": False}, "tests": "off",
             "patches": {"enabled": False}}
     cfg = config_mod.build(_known(data), env={})
     rows = []
-    header = f"{'case':40} {'wall s':>7} {'prompt':>7} {'eval':>6} {'compl':>6} {'ratio':>6} {'tok/line':>8} {'find':>4}"
-    print(header)
+    print(f"{'case':40} {'wall s':>7} {'prompt':>7} {'eval':>6} {'compl':>6} {'ratio':>6} {'tok/line':>8} "
+          f"{'find':>4}")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.cases.split(","):
             ds, case = spec.split(":", 1)
             folder = {"secfix": "secfix_py"}.get(ds, ds)
             out = Path(tmp) / case
-            subprocess.run([sys.executable, str(SHARED / "mk_pr_repo.py"), ds, str(SHARED / folder), case, str(out)],
-                           check=True, capture_output=True)
+            mk = [sys.executable, str(SHARED / "mk_pr_repo.py"), ds, str(SHARED / folder), case, str(out)]
+            subprocess.run(mk, check=True, capture_output=True)
             change = LocalForge().fetch(ChangeRef("local", str(out)))
-            evaluated: list[int] = []
-            orig = model.complete
-
-            def spy(*a, **k):  # record prompt tokens evaluated after prefix reuse
-                c = orig(*a, **k)
-                evaluated.append(c.prompt_tokens_evaluated or c.prompt_tokens)
-                return c
-
-            model.complete = spy  # type: ignore[method-assign]
+            rec = _Recorder(model)
             t = time.perf_counter()
-            review = review_change(change, cfg, model=_Fixed(model))  # type: ignore[arg-type]
+            review = review_change(change, cfg, model=rec)  # type: ignore[arg-type]
             wall = time.perf_counter() - t
-            model.complete = orig  # type: ignore[method-assign]
             s = review.stats
             ideal = s.prompt_tokens / pp + s.completion_tokens / tg
             changed = sum(f.changed_lines for f in parse(change.diff_text).files)
             row = {"case": spec, "wall_s": round(wall, 2), "prompt_tokens": s.prompt_tokens,
-                   "prompt_evaluated": sum(evaluated), "completion_tokens": s.completion_tokens,
+                   "prompt_evaluated": rec.evaluated, "completion_tokens": s.completion_tokens,
                    "ratio": round(wall / ideal, 3) if ideal else None,
                    "prompt_tokens_per_changed_line": round(s.prompt_tokens / max(1, changed), 1),
                    "findings": len(review.findings)}
             rows.append(row)
-            print(f"{spec:40} {wall:7.1f} {s.prompt_tokens:7d} {sum(evaluated):6d} {s.completion_tokens:6d} "
-                  f"{row['ratio']:6.2f} {row['prompt_tokens_per_changed_line']:8.1f} {len(review.findings):4d}")
+            print(f"{spec:40} {wall:7.1f} {s.prompt_tokens:7d} {rec.evaluated:6d} {s.completion_tokens:6d} "
+                  f"{row['ratio']:6.2f} {row['prompt_tokens_per_changed_line']:8.1f} "
+                  f"{len(review.findings):4d}")
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kv_mb = _kv_mb(model)
