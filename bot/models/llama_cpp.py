@@ -78,7 +78,13 @@ class LlamaCppModel:
         self._all["id"] = np.arange(self._n_vocab, dtype=np.int32)
         self._one = self._lib.llama_token_data()
         self._grammars: dict[str, Any] = {}
-        self._template = self._llm.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if template:  # compiled once: jinja compilation per call would cost more than sampling
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            eos = self._llm.detokenize([self._llm.token_eos()]).decode("utf-8", "replace")
+            self._formatter = Jinja2ChatFormatter(template, eos_token=eos, bos_token="")
 
     # -- public -------------------------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
@@ -107,26 +113,10 @@ class LlamaCppModel:
             text = self._llm.detokenize(out).decode("utf-8", errors="replace")
             return Completion(text, reason, len(tokens), len(out), time.monotonic() - t0, evaluated)
 
-    def perf(self) -> dict[str, float]:
-        """llama.cpp's own counters (prompt/generation ms and token counts) since the last reset."""
-        d = self._lib.llama_perf_context(self._llm._ctx.ctx)
-        return {
-            "t_p_eval_ms": d.t_p_eval_ms,
-            "t_eval_ms": d.t_eval_ms,
-            "n_p_eval": d.n_p_eval,
-            "n_eval": d.n_eval,
-        }
-
-    def perf_reset(self) -> None:
-        self._lib.llama_perf_context_reset(self._llm._ctx.ctx)
-
     # -- internals ----------------------------------------------------------------------------------
     def _format(self, messages: list[Message]) -> str:
-        if self._template:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            eos = self._llm.detokenize([self._llm.token_eos()]).decode("utf-8", "replace")
-            fmt = Jinja2ChatFormatter(self._template, eos_token=eos, bos_token="")
+        if self._formatter is not None:
+            fmt = self._formatter
             chat: list[Any] = [{"role": m.role, "content": m.content} for m in messages]
             resp = fmt(messages=chat)
             return resp.prompt
