@@ -92,14 +92,19 @@ def help_text(prefix: str = "/") -> str:
     """Markdown help listing every command with the configured prefix."""
     p = prefix.strip() or "/"
     sep = " " if p[-1].isalnum() or p[-1] in "-_" else ""
-    rows = [f"| `{p}{sep}{name}`" + (f" · `{p}{sep}{name} -i`" if name == "review" else "") + f" | {desc} |"
-            for name, desc in COMMANDS.items()]
-    return "\n".join(
-        [
-            "**prereview commands** (for the repository's owners, members and collaborators):",
-            "",
-            "| Command | What it does |",
-            "|---|---|",
-            *rows,
-        ]
-    ) + "\n"
+    rows = [
+        f"| `{p}{sep}{name}`" + (f" · `{p}{sep}{name} -i`" if name == "review" else "") + f" | {desc} |"
+        for name, desc in COMMANDS.items()
+    ]
+    return (
+        "\n".join(
+            [
+                "**prereview commands** (for the repository's owners, members and collaborators):",
+                "",
+                "| Command | What it does |",
+                "|---|---|",
+                *rows,
+            ]
+        )
+        + "\n"
+    )

@@ -1,0 +1,316 @@
+"""The GitHub forge: a pull request fetched through the REST API (PyGithub), optionally with a local checkout.
+
+`GitHubForge.fetch` works from the API alone (PR metadata + the per-file patches of
+`GET /pulls/{n}/files`), so a webhook server can review without a checkout. When a workspace holds a
+checkout where both the base and the head are reachable (and the head is checked out), the local git
+diff drives the review and the workspace becomes `workdir`.
+
+`GitHubAPI` is the one place that talks HTTP: it retries 5xx and rate limits (429, or 403 with
+`Retry-After` / `x-ratelimit-remaining: 0`) with backoff and paces writes, with an injectable `sleep`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .. import git
+from ..diff import parse
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
+
+T = TypeVar("T")
+Sleep = Callable[[float], None]
+
+# Longest wait we accept for one rate-limit reset before giving up (a primary limit may reset in an hour).
+MAX_WAIT_SECONDS = 120.0
+
+
+class PermissionDenied(PrereviewError):
+    """The token may read but not write (a fork PR's GITHUB_TOKEN, or missing `permissions:`)."""
+
+
+@dataclass(frozen=True)
+class PostedComment:
+    """A review comment already on the PR (ours when it carries a fingerprint marker)."""
+
+    id: int
+    body: str
+    path: str
+    line: int | None  # None when GitHub considers it outdated (the line changed)
+
+
+@dataclass(frozen=True)
+class IssueNote:
+    id: int
+    body: str
+    login: str
+
+
+def _header(exc: Any, name: str) -> str | None:
+    headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
+    return headers.get(name.lower())
+
+
+def retry_wait(exc: Any, attempt: int, now: float | None = None) -> float | None:
+    """Seconds to wait before retrying a failed call, or None when retrying cannot help.
+
+    Per GitHub's docs: honour `Retry-After`; else when `x-ratelimit-remaining` is 0 wait until
+    `x-ratelimit-reset`; else back off exponentially (secondary limits ask for at least a minute, but a
+    short first wait recovers most transient 5xx). https://docs.github.com/rest/using-the-rest-api/
+    best-practices-for-using-the-rest-api#handle-rate-limit-errors-appropriately
+    """
+    status = getattr(exc, "status", 0)
+    message = str(getattr(exc, "data", "") or "").lower()
+    rate_limited = status == 429 or (
+        status == 403
+        and (
+            "rate limit" in message
+            or _header(exc, "retry-after") is not None
+            or _header(exc, "x-ratelimit-remaining") == "0"
+        )
+    )
+    if not (rate_limited or status >= 500):
+        return None
+    after = _header(exc, "retry-after")
+    if after is not None and after.strip().isdigit():
+        return float(after)
+    if rate_limited and _header(exc, "x-ratelimit-remaining") == "0":
+        reset = _header(exc, "x-ratelimit-reset")
+        if reset and reset.isdigit():
+            return max(1.0, float(reset) - (now if now is not None else time.time()))
+    return float(2**attempt)
+
+
+class GitHubAPI:
+    """The REST calls prereview makes, with retries and write pacing. Constructing it does no I/O."""
+
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        repo: str,
+        *,
+        sleep: Sleep = time.sleep,
+        write_interval: float = 1.0,
+        tries: int = 5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        from github import Auth, Github
+
+        if "/" not in repo:
+            raise PrereviewError(f"repository '{repo}' must be OWNER/NAME; set GITHUB_REPOSITORY")
+        # PyGithub's own retry and throttling sleep with time.sleep; ours is injectable and testable.
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=api_url.rstrip("/"),
+            retry=None,
+            per_page=100,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            timeout=60,
+        )
+        self.repo_name = repo
+        self.api_url = api_url.rstrip("/")
+        self._sleep, self.write_interval, self._tries, self._clock = sleep, write_interval, tries, clock
+        self._last_write: float | None = None
+        self._pulls: dict[int, Any] = {}
+
+    # -- plumbing ---------------------------------------------------------------------------------
+    def call(self, fn: Callable[[], T], *, write: bool = False) -> T:
+        from github import GithubException
+
+        if write:
+            self._pace()
+        for attempt in range(self._tries):
+            try:
+                return fn()
+            except GithubException as exc:
+                wait = retry_wait(exc, attempt)
+                if wait is None or attempt == self._tries - 1 or wait > MAX_WAIT_SECONDS:
+                    if exc.status in (401, 403, 404) and write:
+                        raise PermissionDenied(_describe(exc)) from None
+                    raise
+                self._sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _pace(self) -> None:
+        # Writes trigger notifications; GitHub asks for about a second between them (secondary limits).
+        if self._last_write is not None and self.write_interval > 0:
+            gap = self._clock() - self._last_write
+            if gap < self.write_interval:
+                self._sleep(self.write_interval - gap)
+        self._last_write = self._clock()
+
+    def _repo(self) -> Any:
+        return self._gh.get_repo(self.repo_name, lazy=True)
+
+    def pull(self, number: int) -> Any:
+        if number not in self._pulls:
+            self._pulls[number] = self.call(lambda: self._repo().get_pull(number))
+        return self._pulls[number]
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A raw JSON call (endpoints PyGithub lacks or wraps too tightly); path under /repos/OWNER/NAME."""
+        url = f"{self.api_url}/repos/{self.repo_name}{path}"
+
+        def go() -> dict[str, Any]:
+            _, data = self._gh.requester.requestJsonAndCheck(method, url, input=body)
+            return data  # type: ignore[no-any-return]
+
+        return self.call(go, write=method != "GET")
+
+    # -- reads ------------------------------------------------------------------------------------
+    def files(self, number: int) -> list[Any]:
+        pr = self.pull(number)
+        return self.call(lambda: list(pr.get_files()))
+
+    def review_comments(self, number: int) -> list[PostedComment]:
+        pr = self.pull(number)
+        raw = self.call(lambda: list(pr.get_review_comments()))
+        return [PostedComment(c.id, c.body or "", c.path, c.line) for c in raw]
+
+    def issue_comments(self, number: int) -> list[IssueNote]:
+        pr = self.pull(number)
+        raw = self.call(lambda: list(pr.get_issue_comments()))
+        return [IssueNote(c.id, c.body or "", c.user.login if c.user else "") for c in raw]
+
+    # -- writes -----------------------------------------------------------------------------------
+    def create_review(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("POST", f"/pulls/{number}/reviews", body)
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None:
+        self.request("PATCH", f"/pulls/comments/{comment_id}", {"body": body})
+
+    def create_issue_comment(self, number: int, body: str) -> dict[str, Any]:
+        return self.request("POST", f"/issues/{number}/comments", {"body": body})
+
+    def edit_issue_comment(self, comment_id: int, body: str) -> None:
+        self.request("PATCH", f"/issues/comments/{comment_id}", {"body": body})
+
+    def react(self, comment_id: int, content: str) -> None:
+        self.request("POST", f"/issues/comments/{comment_id}/reactions", {"content": content})
+
+
+def _describe(exc: Any) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub refused a write ({exc.status}: {msg}); give the token `pull-requests: write` "
+        "(a fork PR's token is read-only)"
+    )
+
+
+def patch_to_diff(files: Iterable[Any]) -> tuple[str, list[str]]:
+    """Unified diff text from `/pulls/{n}/files` entries; also the paths GitHub sent without a patch."""
+    out: list[str] = []
+    no_patch: list[str] = []
+    for f in files:
+        old = getattr(f, "previous_filename", None) or f.filename
+        patch = getattr(f, "patch", None)
+        if not patch:
+            no_patch.append(f.filename)
+            continue
+        src = "/dev/null" if f.status == "added" else f"a/{old}"
+        dst = "/dev/null" if f.status == "removed" else f"b/{f.filename}"
+        out += [f"diff --git a/{old} b/{f.filename}", f"--- {src}", f"+++ {dst}", patch.rstrip("\n")]
+    return ("\n".join(out) + "\n") if out else "", no_patch
+
+
+class GitHubForge:
+    """Fetch a PR (API, or API + local checkout) and expose the API to the publisher."""
+
+    def __init__(self, api: GitHubAPI, *, workspace: Path | None = None) -> None:
+        self.api = api
+        self.workspace = workspace
+        self.missing_patches: list[str] = []
+
+    def fetch(self, ref: ChangeRef) -> ChangeRequest:
+        if ref.number is None:
+            raise PrereviewError("no pull request number; pass --pr N or run on a pull_request event")
+        pr = self.api.pull(ref.number)
+        head, base = pr.head.sha, pr.base.sha
+        meta = ChangeRequest(
+            ref=ref,
+            base_sha=base,
+            head_sha=head,
+            diff_text="",
+            title=pr.title or "",
+            body=pr.body or "",
+            author=pr.user.login if pr.user else "",
+            url=pr.html_url or "",
+        )
+        local = self._local(base, head)
+        if local is not None:
+            merge_base, diff_text = local
+            return replace(meta, base_sha=merge_base, diff_text=diff_text, workdir=self.workspace)
+        diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))
+        return replace(meta, diff_text=diff_text)
+
+    def _local(self, base: str, head: str) -> tuple[str, str] | None:
+        """(merge-base, diff) from the workspace when it has the head checked out and the base reachable."""
+        ws = self.workspace
+        if ws is None or not (ws / ".git").exists():
+            return None
+        try:
+            if git.git(ws, "rev-parse", "HEAD").strip() != head:
+                return None
+            merge_base = git.git(ws, "merge-base", base, head).strip()
+        except git.GitError:
+            return None
+        # GitHub shows base...head (three dots): the diff from the merge base, so lines match its diff.
+        return merge_base, git.diff(ws, merge_base, head)
+
+    def local_diff(self, old: str, new: str) -> str | None:
+        """`old..new` from the workspace (incremental review); None when either is not reachable there."""
+        if self.workspace is None or not (self.workspace / ".git").exists():
+            return None
+        try:
+            return git.diff(
+                self.workspace, git.resolve(self.workspace, old), git.resolve(self.workspace, new)
+            )
+        except PrereviewError:
+            return None
+
+    def posted(self, change: ChangeRequest) -> set[str]:
+        from ..publish.github import GitHubPublisher
+
+        return GitHubPublisher(self.api, _number(change)).posted()
+
+    def post_review(self, change: ChangeRequest, review: Review) -> None:
+        from ..publish.github import GitHubPublisher
+
+        GitHubPublisher(self.api, _number(change)).publish(review, parse(change.diff_text))
+
+
+def _number(change: ChangeRequest) -> int:
+    if change.ref.number is None:
+        raise PrereviewError("the change has no pull request number")
+    return change.ref.number
+
+
+def restrict_diff(pr_diff: str, new_commits_diff: str) -> str:
+    """The PR diff's hunks that hold a line added by the new commits (incremental review on a push).
+
+    Both diffs end at the same head, so new-side line numbers compare directly; hunks stay whole so the
+    model sees their context and comments stay on lines GitHub accepts.
+    """
+    added: dict[str, set[int]] = {}
+    for f in parse(new_commits_diff).files:
+        added[f.path] = {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no}
+    out: list[str] = []
+    for f in parse(pr_diff).files:
+        hunks = [
+            h for h in f.hunks if any(ln.new_no in added.get(f.path, ()) for ln in h.lines if ln.kind == "+")
+        ]
+        if not hunks:
+            continue
+        src = "/dev/null" if f.status == "added" else f"a/{f.old_path}"
+        dst = "/dev/null" if f.status == "deleted" else f"b/{f.path}"
+        out += [f"diff --git a/{f.old_path} b/{f.path}", f"--- {src}", f"+++ {dst}"]
+        for h in hunks:
+            out.append(h.header)
+            out += [f"{ln.kind}{ln.text}" for ln in h.lines]
+    return "\n".join(out) + "\n" if out else ""

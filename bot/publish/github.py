@@ -1,0 +1,298 @@
+"""Publish a Review to a GitHub PR: one COMMENT review, one summary comment, nothing posted twice.
+
+Collect, then flush (as reviewdog does):
+1. list what is already there: our review comments (fingerprint markers) and the summary comment;
+2. plan: findings already posted are skipped; in-diff findings become inline comments (line/side,
+   start_line/start_side for ranges, committable suggestions only for verified patches), at most
+   `max_comments` per request; everything else is listed in the summary;
+3. post one review (event COMMENT, never APPROVE). On 422 the comments are re-validated against the
+   diff GitHub has (`/pulls/{n}/files`) and the rest posted; if GitHub still refuses, bisect. A bad
+   comment moves to the summary instead of sinking the review;
+4. mark our comments whose finding disappeared as resolved (edit in place);
+5. create or update the one summary comment (hidden marker), in place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..diff import Diff, FileDiff, parse
+from ..forges.github import GitHubAPI, PostedComment, patch_to_diff
+from ..render.markdown import SUMMARY_MARKER, comment_body, counts_line, fingerprint_marker, fingerprints_in
+from ..types import Finding, Review
+
+RESOLVED_MARKER = "<!-- prereview:resolved -->"
+PAUSED_MARKER = "<!-- prereview:paused -->"
+_HEAD = re.compile(r"<!-- prereview:head=([0-9a-f]{7,64}) -->")
+MAX_BODY = 65_000  # GitHub rejects comment bodies over 65,536 characters
+
+
+@dataclass(frozen=True)
+class SummaryState:
+    """What the summary comment remembers between runs."""
+
+    comment_id: int | None = None
+    body: str = ""
+    paused: bool = False
+    head: str | None = None  # head sha of the last review
+
+    @property
+    def fingerprints(self) -> set[str]:
+        return fingerprints_in(self.body)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    posted: int = 0  # new inline comments
+    skipped: int = 0  # findings already on the PR
+    in_summary: int = 0  # findings listed only in the summary
+    rejected: int = 0  # inline comments GitHub refused (moved to the summary)
+    resolved: int = 0  # earlier comments marked resolved
+    reviews: int = 0  # review requests that succeeded (1, more only after bisecting a 422)
+    summary_id: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def hunk_of(f: FileDiff, line: int, side: str) -> int | None:
+    for i, h in enumerate(f.hunks):
+        for ln in h.lines:
+            no = ln.new_no if side == "RIGHT" else (ln.old_no if ln.kind != "+" else None)
+            if no == line:
+                return i
+    return None
+
+
+def fits(diff: Diff, comment: dict[str, Any]) -> bool:
+    """Would GitHub accept this comment's position? (line in a hunk; a range within one hunk)."""
+    f = diff.file(comment["path"])
+    if f is None:
+        return False
+    end = hunk_of(f, comment["line"], comment.get("side", "RIGHT"))
+    if end is None:
+        return False
+    if "start_line" not in comment:
+        return True
+    start = hunk_of(f, comment["start_line"], comment.get("start_side", "RIGHT"))
+    return start == end and comment["start_line"] < comment["line"]
+
+
+def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
+    """The review comment for a finding, or None when no position of it is on the diff."""
+    if f.end_line and f.end_line > f.line:
+        ranged = {
+            "path": f.path,
+            "start_line": f.line,
+            "start_side": f.side,
+            "line": f.end_line,
+            "side": f.side,
+            "body": comment_body(f),
+        }
+        if fits(diff, ranged):
+            return ranged
+    single = {"path": f.path, "line": f.line, "side": f.side}
+    if not fits(diff, single):
+        return None
+    if f.end_line and f.end_line > f.line:
+        # A suggestion replaces the commented lines: on a single line it would delete the rest. Keep the text.
+        f = f.with_(verified=False)
+    return {**single, "body": comment_body(f)}
+
+
+def summary_state(notes: list[Any]) -> SummaryState:
+    for n in notes:
+        if SUMMARY_MARKER in n.body:
+            m = _HEAD.search(n.body)
+            return SummaryState(n.id, n.body, PAUSED_MARKER in n.body, m.group(1) if m else None)
+    return SummaryState()
+
+
+def resolved_body(old: str, head: str) -> str:
+    return (
+        f"✅ **Resolved** — prereview no longer reports this at `{head[:12]}`.\n\n"
+        f"<details><summary>Original comment</summary>\n\n{old}\n\n</details>\n{RESOLVED_MARKER}"
+    )
+
+
+class GitHubPublisher:
+    def __init__(self, api: GitHubAPI, number: int, *, max_comments: int = 30) -> None:
+        self.api, self.number, self.max_comments = api, number, max_comments
+
+    # -- reading ----------------------------------------------------------------------------------
+    def ours(self) -> list[PostedComment]:
+        """Our live (not yet resolved) review comments."""
+        return [
+            c
+            for c in self.api.review_comments(self.number)
+            if fingerprints_in(c.body) and RESOLVED_MARKER not in c.body
+        ]
+
+    def summary(self) -> SummaryState:
+        return summary_state(self.api.issue_comments(self.number))
+
+    def posted(self) -> set[str]:
+        """Fingerprints already on the PR (inline comments and the summary)."""
+        fps = set(self.summary().fingerprints)
+        for c in self.ours():
+            fps |= fingerprints_in(c.body)
+        return fps
+
+    # -- writing ----------------------------------------------------------------------------------
+    def publish(
+        self, review: Review, diff: Diff, *, scope: Diff | None = None, title: str = "prereview"
+    ) -> PublishResult:
+        """Post `review` (whose findings were anchored on `diff`, the PR's base...head diff).
+
+        `scope`: for an incremental review, the part of the diff that was re-reviewed; earlier comments
+        outside it are kept (not resolved) and earlier summary entries carried over.
+        """
+        existing = self.ours()
+        state = self.summary()
+        inline_fps = {fp for c in existing for fp in fingerprints_in(c.body)}
+        already = inline_fps | state.fingerprints
+        current = {f.fingerprint for f in review.findings}
+
+        planned: list[tuple[Finding, dict[str, Any]]] = []
+        not_inline: list[Finding] = []
+        skipped = 0
+        for f in review.findings:
+            if f.fingerprint in inline_fps:
+                skipped += 1
+                continue
+            comment = inline_comment(f, diff) if f.in_diff else None
+            if f.fingerprint in already or comment is None or len(planned) >= self.max_comments:
+                skipped += f.fingerprint in already
+                not_inline.append(f)
+                continue
+            planned.append((f, comment))
+
+        posted, rejected, reviews = self._post(planned, review)
+        not_inline += rejected
+        resolved = self._resolve(existing, current, scope, review.head)
+        carried = set()
+        if scope is not None:  # incremental: keep earlier findings that were not re-reviewed
+            resolved_fps = set()
+            for c in existing:
+                if self._in_scope(c, scope):
+                    resolved_fps |= fingerprints_in(c.body) - current
+            carried = state.fingerprints - current - resolved_fps
+        body = self._summary_body(review, tuple(not_inline), carried, state.paused, title)
+        summary_id = self._upsert_summary(state, body)
+        notes = tuple(
+            f"GitHub refused an inline comment on {f.path}:{f.line}; listed in the summary" for f in rejected
+        )
+        return PublishResult(
+            posted=len(posted),
+            skipped=skipped,
+            in_summary=len(not_inline),
+            rejected=len(rejected),
+            resolved=resolved,
+            reviews=reviews,
+            summary_id=summary_id,
+            notes=notes,
+        )
+
+    def _post(
+        self, planned: list[tuple[Finding, dict[str, Any]]], review: Review
+    ) -> tuple[list[Finding], list[Finding], int]:
+        if not planned:
+            return [], [], 0
+        ok, bad, reviews = self._post_batch(planned, review, validate=True)
+        return [f for f, _ in ok], [f for f, _ in bad], reviews
+
+    def _post_batch(
+        self, batch: list[tuple[Finding, dict[str, Any]]], review: Review, *, validate: bool
+    ) -> tuple[list[tuple[Finding, dict[str, Any]]], list[tuple[Finding, dict[str, Any]]], int]:
+        from github import GithubException
+
+        if not batch:
+            return [], [], 0
+        body = (
+            f"**prereview** · {len(batch)} comment(s) on `{review.head[:12]}` · {counts_line(review)}\n\n"
+            "The summary comment has the overview."
+        )
+        try:
+            self.api.create_review(
+                self.number,
+                {
+                    "commit_id": review.head,
+                    "event": "COMMENT",
+                    "body": body,
+                    "comments": [c for _, c in batch],
+                },
+            )
+            return batch, [], 1
+        except GithubException as exc:
+            if exc.status != 422:
+                raise
+        if len(batch) == 1:
+            return [], batch, 0
+        if validate:
+            # The diff GitHub holds may differ from ours (e.g. a local diff with other rename detection).
+            truth = parse(patch_to_diff(self.api.files(self.number))[0])
+            good = [p for p in batch if fits(truth, p[1])]
+            if len(good) < len(batch):
+                ok, bad, n = self._post_batch(good, review, validate=False)
+                return ok, bad + [p for p in batch if p not in good], n
+        mid = len(batch) // 2
+        ok1, bad1, n1 = self._post_batch(batch[:mid], review, validate=False)
+        ok2, bad2, n2 = self._post_batch(batch[mid:], review, validate=False)
+        return ok1 + ok2, bad1 + bad2, n1 + n2
+
+    @staticmethod
+    def _in_scope(c: PostedComment, scope: Diff) -> bool:
+        return scope.file(c.path) is not None and (c.line is None or scope.has_line(c.path, c.line))
+
+    def _resolve(
+        self, existing: list[PostedComment], current: set[str], scope: Diff | None, head: str
+    ) -> int:
+        n = 0
+        for c in existing:
+            if fingerprints_in(c.body) & current:
+                continue
+            if scope is not None and not self._in_scope(c, scope):
+                continue
+            self.api.edit_review_comment(c.id, resolved_body(c.body, head))
+            n += 1
+        return n
+
+    def _summary_body(
+        self, review: Review, not_inline: tuple[Finding, ...], carried: set[str], paused: bool, title: str
+    ) -> str:
+        from ..render.markdown import summary
+
+        text = summary(review, not_inline=not_inline, title=title)
+        extra = [fingerprint_marker(fp) for fp in sorted(carried)]
+        extra.append(f"<!-- prereview:head={review.head} -->")
+        if paused:
+            extra.append(PAUSED_MARKER)
+        text = text.rstrip("\n") + "\n" + "\n".join(extra) + "\n"
+        if len(text) > MAX_BODY:  # keep the markers (they sit at the end): cut the table in the middle
+            markers = "\n".join(ln for ln in text.splitlines() if ln.startswith("<!-- prereview:"))
+            text = text[: MAX_BODY - len(markers) - 80] + "\n\n… (truncated)\n" + markers + "\n"
+        return text
+
+    def _upsert_summary(self, state: SummaryState, body: str) -> int:
+        if state.comment_id is None:
+            return int(self.api.create_issue_comment(self.number, body)["id"])
+        if state.body.strip() != body.strip():
+            self.api.edit_issue_comment(state.comment_id, body)
+        return state.comment_id
+
+    def set_paused(self, paused: bool) -> None:
+        """`/pause` and `/resume`: remembered in the summary comment."""
+        state = self.summary()
+        if state.comment_id is None:
+            if paused:
+                self.api.create_issue_comment(
+                    self.number,
+                    f"{SUMMARY_MARKER}\n### prereview\n\nAutomatic reviews "
+                    f"are paused (`/resume` to resume).\n{PAUSED_MARKER}\n",
+                )
+            return
+        body = state.body.replace(PAUSED_MARKER, "").rstrip("\n") + "\n"
+        if paused:
+            body += PAUSED_MARKER + "\n"
+        if body.strip() != state.body.strip():
+            self.api.edit_issue_comment(state.comment_id, body)
