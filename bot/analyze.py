@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import jsonschema
 
-from .context import Chunk
+from .context import Chunk, Section
 from .models import Completion, Message, Model
 from .types import CATEGORIES, SEVERITIES, Finding
 
@@ -101,6 +102,8 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
         for ln in s.hunk.lines
         if ln.new_no is not None
     ]
+    # surrounding code shown around a hunk is real too: kept, and marked in_diff false later
+    candidates += [c for s in chunk.sections for c in _shown_context(s)]
     if not quote or not candidates:
         return None
     q = _squash(quote.lstrip("+ ").rstrip())
@@ -114,8 +117,8 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
         exact = [c for s, c in scored if s >= 0.85 and s == best]
     if not exact:
         return None
-    # prefer added lines, then the one nearest the model's line number
-    exact.sort(key=lambda c: (c[3] != "+", abs((c[1] or 0) - hint) if hint else 0))
+    # prefer added lines, then hunk context, then shown context, then the one nearest the model's line number
+    exact.sort(key=lambda c: ("+ ~".index(c[3]), abs((c[1] or 0) - hint) if hint else 0))
     path, line, text, _ = exact[0]
     assert line is not None
     cwe = str(raw.get("cwe") or "").strip() or None
@@ -132,6 +135,17 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
         source="model",
         quote=text,
     )
+
+
+_ROW = re.compile(r"^ *(\d+)   (.*)$")
+
+
+def _shown_context(section: Section) -> list[tuple[str, int, str, str]]:
+    """Rows of surrounding head-file code that render_section shows outside the hunk (kind "~")."""
+    in_hunk = {ln.new_no for ln in section.hunk.lines if ln.new_no is not None}
+    rows = (_ROW.match(r) for r in section.text.splitlines())
+    return [(section.path, int(m.group(1)), m.group(2).strip(), "~") for m in rows
+            if m and int(m.group(1)) not in in_hunk]
 
 
 def _squash(s: str) -> str:

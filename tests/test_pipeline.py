@@ -258,3 +258,18 @@ def test_instructions_and_title_reach_the_prompt(make_repo) -> None:
     assert "Flag every print()." in messages[0].content
     assert "Pull request title: head change" in messages[1].content
     assert "<untrusted>" in messages[1].content and "Flag every" not in messages[1].content
+
+
+def test_model_finding_on_shown_context_is_kept_outside_the_diff(make_repo) -> None:
+    """The prompt widens each hunk with surrounding head code; a quote of such a line is real, not a
+    hallucination: kept with in_diff false (it goes to the summary, not inline)."""
+    base = "def f(a):\n    unsafe = eval(a)\n" + "".join(f"    v{i} = {i}\n" for i in range(8)) + "    return a\n"
+    head = base.replace("    return a\n", "    return a + 1\n")
+    change = fetch(make_repo({"f.py": base}, {"f.py": head}))
+    model = script({"findings": [finding("unsafe = eval(a)", 2, "high", category="security", cwe="CWE-95"),
+                                 finding("return a + 1", 11, "low")]})
+    result = run(change, cfg(), model)
+    assert "    2       unsafe = eval(a)" in model.requests[0][-1].content  # shown, outside the hunk
+    got = {(f.line, f.in_diff) for f in result.findings}
+    assert got == {(2, False), (11, True)}
+    assert parse(change.diff_text).has_line("f.py", 11) and not parse(change.diff_text).has_line("f.py", 2)
