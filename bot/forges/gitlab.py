@@ -1,0 +1,299 @@
+"""The GitLab forge (python-gitlab): fetch a merge request, list and post its notes and discussions.
+
+Constructing a GitLabForge does no I/O. Every call goes through `_call`, which retries 429 and 5xx
+with exponential backoff (the sleep is injectable) and turns auth failures into one-line errors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import requests
+
+from .. import git
+from ..publish.gitlab_position import DiffRefs
+from ..types import ChangeRef, ChangeRequest, PrereviewError
+
+if TYPE_CHECKING:
+    import gitlab
+    from gitlab.v4.objects import Project, ProjectMergeRequest
+
+    from ..config import GitLabConfig
+    from ..progress import Progress
+    from ..publish.gitlab import PublishResult
+    from ..types import Review
+
+T = TypeVar("T")
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+# python-gitlab would otherwise sleep on 429 by itself; we retry in one place instead.
+_ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
+
+
+class PermissionDenied(PrereviewError):
+    """The token may read but not write (or not even read): 401/403 from GitLab."""
+
+
+def api_root(url: str) -> str:
+    """python-gitlab wants the server URL (…/gitlab), CI gives the API URL (…/gitlab/api/v4)."""
+    url = url.rstrip("/")
+    return url[: -len("/api/v4")] if url.endswith("/api/v4") else url
+
+
+class GitLabForge:
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        project: str | int,
+        *,
+        ssl_verify: bool | str = True,
+        timeout: float = 30.0,
+        retries: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.url = api_root(url)
+        self.project = str(project)
+        self._token = token
+        self._ssl_verify = ssl_verify
+        self._timeout = timeout
+        self._retries = retries
+        self._sleep = sleep
+        self._gl: gitlab.Gitlab | None = None
+
+    def __repr__(self) -> str:  # never show the token
+        return f"GitLabForge({self.url!r}, project={self.project!r})"
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _client(self) -> gitlab.Gitlab:
+        if self._gl is None:
+            import gitlab
+
+            self._gl = gitlab.Gitlab(
+                self.url,
+                private_token=self._token,
+                ssl_verify=self._ssl_verify,
+                timeout=self._timeout,
+                keep_base_url=True,
+            )
+        return self._gl
+
+    def _project(self) -> Project:
+        return self._client().projects.get(self.project, lazy=True)
+
+    def _mr(self, iid: int) -> ProjectMergeRequest:
+        return self._project().mergerequests.get(iid, lazy=True)
+
+    def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run one API call: retry 429/5xx/connection errors with backoff, explain 401/403/404 and TLS."""
+        import gitlab.exceptions as glexc
+
+        delay = 1.0
+        for attempt in range(self._retries + 1):
+            try:
+                return fn(*args, **kwargs, **_ONCE)
+            except glexc.GitlabError as exc:
+                code = exc.response_code
+                if code in RETRY_STATUS and attempt < self._retries:
+                    self._sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+                if code in (401, 403):
+                    raise PermissionDenied(
+                        f"GitLab answered {code} to {what}; the token needs the api scope and at least "
+                        "the Reporter role on the project (a project or group access token)"
+                    ) from None
+                if code == 404 and what.startswith("get merge request"):
+                    raise PrereviewError(
+                        f"GitLab found no {what[4:]} in project {self.project} at {self.url}; "
+                        "check CI_PROJECT_ID / CI_MERGE_REQUEST_IID and the token's access"
+                    ) from None
+                raise
+            except requests.exceptions.SSLError:
+                raise PrereviewError(
+                    f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
+                    "REQUESTS_CA_BUNDLE at the CA bundle of your GitLab instance"
+                ) from None
+            except requests.exceptions.ConnectionError:
+                if attempt < self._retries:
+                    self._sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+                raise PrereviewError(
+                    f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network"
+                ) from None
+        raise AssertionError("unreachable")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def merge_request(self, iid: int) -> dict[str, Any]:
+        mr = self._call(f"get merge request !{iid}", self._project().mergerequests.get, iid)
+        return dict(mr.attributes)
+
+    def versions(self, iid: int) -> list[dict[str, Any]]:
+        """MR diff versions, newest first."""
+        return [
+            dict(v.attributes) for v in self._call("list MR versions", self._mr(iid).diffs.list, get_all=True)
+        ]
+
+    def diff_refs(self, iid: int, head_sha: str | None = None) -> DiffRefs:
+        """Refs for positions: the version whose head is `head_sha` (the reviewed commit), else the newest."""
+        for v in self.versions(iid):
+            if head_sha is None or v.get("head_commit_sha") == head_sha:
+                return DiffRefs(v["base_commit_sha"], v["start_commit_sha"], v["head_commit_sha"])
+        refs = self.merge_request(iid).get("diff_refs") or {}
+        if not refs.get("head_sha"):
+            raise PrereviewError(
+                f"merge request !{iid} has no diff yet (diff_refs is empty); run again in a moment"
+            )
+        return DiffRefs(refs["base_sha"], refs["start_sha"], refs["head_sha"])
+
+    def discussions(self, iid: int) -> list[dict[str, Any]]:
+        items = self._call("list MR discussions", self._mr(iid).discussions.list, get_all=True, per_page=100)
+        return [dict(d.attributes) for d in items]
+
+    def notes(self, iid: int) -> list[dict[str, Any]]:
+        items = self._call("list MR notes", self._mr(iid).notes.list, get_all=True, per_page=100)
+        return [dict(n.attributes) for n in items]
+
+    def diff_text(self, iid: int) -> str:
+        """The MR's unified diff from the API alone (/diffs, or /changes before GitLab 15.7)."""
+        import gitlab.exceptions as glexc
+
+        path = f"/projects/{_enc(self.project)}/merge_requests/{iid}/diffs"
+        try:
+            entries = self._call("list MR diffs", self._client().http_list, path, get_all=True, per_page=100)
+        except glexc.GitlabError as exc:
+            if exc.response_code != 404:
+                raise
+            changes = self._call("get MR changes", self._mr(iid).changes, access_raw_diffs=True)
+            entries = changes["changes"] if isinstance(changes, dict) else []
+        return "".join(_git_diff_entry(e) for e in entries if isinstance(e, dict))
+
+    def fetch(self, ref: ChangeRef) -> ChangeRequest:
+        """A ChangeRequest from the API alone (no checkout): what a webhook server reviews."""
+        if ref.number is None:
+            raise PrereviewError("a GitLab change needs the merge request iid")
+        mr = self.merge_request(ref.number)
+        refs = mr.get("diff_refs") or {}
+        if not refs.get("head_sha"):
+            raise PrereviewError(
+                f"merge request !{ref.number} has no diff yet (diff_refs is empty); retry shortly"
+            )
+        return ChangeRequest(
+            ref=ref,
+            base_sha=refs["base_sha"],
+            head_sha=refs["head_sha"],
+            diff_text=self.diff_text(ref.number),
+            title=mr.get("title") or "",
+            body=mr.get("description") or "",
+            author=(mr.get("author") or {}).get("username", ""),
+            url=mr.get("web_url") or "",
+        )
+
+    def checkout(self, change: ChangeRequest, dest: Path, progress: Progress | None = None) -> Path:
+        """`dest` is the CI checkout: make sure base and head are reachable there (shallow clones)."""
+        for label, sha in (("base", change.base_sha), ("head", change.head_sha)):
+            if _has(dest, sha):
+                continue
+            if progress is not None:
+                progress.message(
+                    f"{label} commit {sha[:12]} is not in the checkout (shallow clone); fetching it"
+                )
+            git.git(dest, "fetch", "--no-tags", "--quiet", "--depth=1", "origin", sha, check=False)
+            if not _has(dest, sha):
+                raise PrereviewError(
+                    f"{label} commit {sha[:12]} is not in the checkout and could not be fetched; "
+                    "set GIT_DEPTH: 0 (or a larger GIT_DEPTH) for the prereview job"
+                )
+        return dest
+
+    def posted(self, change: ChangeRequest) -> set[str]:
+        from ..publish.gitlab import posted_fingerprints
+
+        assert change.ref.number is not None
+        return posted_fingerprints(self.discussions(change.ref.number))
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def create_discussion(
+        self, iid: int, body: str, position: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = {"body": body}
+        if position is not None:
+            data["position"] = position
+        import gitlab.exceptions as glexc
+
+        from ..publish.gitlab import Rejected
+
+        try:
+            return dict(self._call("create a discussion", self._mr(iid).discussions.create, data).attributes)
+        except glexc.GitlabError as exc:
+            if exc.response_code == 400:  # e.g. Note {:line_code=>["can't be blank", ...]}
+                raise Rejected(str(exc.error_message)) from None
+            raise
+
+    def resolve_discussion(self, iid: int, discussion_id: str) -> None:
+        self._call(
+            "resolve a discussion", self._mr(iid).discussions.update, discussion_id, {"resolved": True}
+        )
+
+    def create_note(self, iid: int, body: str) -> dict[str, Any]:
+        return dict(self._call("create a note", self._mr(iid).notes.create, {"body": body}).attributes)
+
+    def update_note(self, iid: int, note_id: int, body: str) -> None:
+        self._call("update a note", self._mr(iid).notes.update, note_id, {"body": body})
+
+    def award_emoji(self, iid: int, note_id: int, name: str) -> None:
+        """React to a note (e.g. 👀 on a `/review` command)."""
+        note = self._mr(iid).notes.get(note_id, lazy=True)
+        self._call("award an emoji", note.awardemojis.create, {"name": name})
+
+    def post_review(
+        self,
+        change: ChangeRequest,
+        review: Review,
+        cfg: GitLabConfig | None = None,
+        progress: Progress | None = None,
+    ) -> PublishResult:
+        from ..config import GitLabConfig
+        from ..publish.gitlab import publish
+
+        return publish(self, change, review, cfg or GitLabConfig(), progress=progress)
+
+
+def _has(repo: Path, sha: str) -> bool:
+    try:
+        git.git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
+    except git.GitError:
+        return False
+    return True
+
+
+def _enc(project: str) -> str:
+    from urllib.parse import quote
+
+    return quote(project, safe="")
+
+
+def _git_diff_entry(e: dict[str, Any]) -> str:
+    """One /diffs entry as `git diff` prints it, so bot.diff.parse reads API and local diffs alike."""
+    old, new = e.get("old_path") or e.get("new_path"), e.get("new_path") or e.get("old_path")
+    body = e.get("diff") or ""
+    head = [f"diff --git a/{old} b/{new}"]
+    if e.get("new_file"):
+        head.append(f"new file mode {e.get('b_mode') or '100644'}")
+    elif e.get("deleted_file"):
+        head.append(f"deleted file mode {e.get('a_mode') or '100644'}")
+    elif e.get("renamed_file"):
+        head += [f"rename from {old}", f"rename to {new}"]
+    if not body.strip():
+        return "\n".join(head) + "\n"
+    if not body.startswith("--- "):  # /diffs without unidiff=true omits the file headers
+        src = "/dev/null" if e.get("new_file") else f"a/{old}"
+        dst = "/dev/null" if e.get("deleted_file") else f"b/{new}"
+        head += [f"--- {src}", f"+++ {dst}"]
+    return "\n".join(head) + "\n" + (body if body.endswith("\n") else body + "\n")

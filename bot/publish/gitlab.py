@@ -1,0 +1,201 @@
+"""Publish a Review to a GitLab merge request: diff discussions, suggestions, one summary note.
+
+Collect, then flush: list the MR's discussions once, skip fingerprints already posted, post each new
+finding on its diff line (falling back to a file note, then to the summary), resolve our threads whose
+finding is gone, and create or update the one summary note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from ..config import GitLabConfig
+from ..diff import Diff, parse
+from ..progress import Progress, Quiet
+from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, summary
+from ..types import ChangeRequest, Finding, Review
+from .gitlab_position import DiffRefs, anchor, file_position
+
+
+class Rejected(Exception):
+    """GitLab refused a note (400): usually a position that is not a line of the MR diff."""
+
+
+class MRApi(Protocol):
+    """What publishing needs from GitLab (GitLabForge implements it)."""
+
+    def diff_refs(self, iid: int, head_sha: str | None = None) -> DiffRefs: ...
+    def discussions(self, iid: int) -> list[dict[str, Any]]: ...
+    def create_discussion(
+        self, iid: int, body: str, position: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+    def resolve_discussion(self, iid: int, discussion_id: str) -> None: ...
+    def create_note(self, iid: int, body: str) -> dict[str, Any]: ...
+    def update_note(self, iid: int, note_id: int, body: str) -> None: ...
+
+
+@dataclass
+class PublishResult:
+    discussions: int = 0  # new inline discussions
+    file_notes: int = 0  # findings whose line GitLab refused, posted on the file instead
+    in_summary: int = 0  # findings listed in the summary only (outside the diff, refused, over the cap)
+    already_posted: int = 0
+    resolved: int = 0
+    summary: str = "unchanged"  # "created" | "updated" | "unchanged"
+    rejections: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"{self.discussions} new discussion(s)"]
+        if self.file_notes:
+            parts.append(f"{self.file_notes} on files")
+        if self.in_summary:
+            parts.append(f"{self.in_summary} in the summary only")
+        if self.already_posted:
+            parts.append(f"{self.already_posted} already posted")
+        if self.resolved:
+            parts.append(f"{self.resolved} resolved")
+        return ", ".join(parts) + f"; summary {self.summary}"
+
+
+def _first_note(d: dict[str, Any]) -> dict[str, Any]:
+    notes = d.get("notes") or [{}]
+    return notes[0] if isinstance(notes[0], dict) else {}
+
+
+def _is_summary(d: dict[str, Any]) -> bool:
+    return SUMMARY_MARKER in (_first_note(d).get("body") or "")
+
+
+def posted_fingerprints(discussions: list[dict[str, Any]]) -> set[str]:
+    """Fingerprints of findings already posted as threads (the summary's own list does not count)."""
+    return {
+        fp
+        for d in discussions
+        if not _is_summary(d)
+        for fp in fingerprints_in(_first_note(d).get("body", ""))
+    }
+
+
+def _refs_for(api: MRApi, change: ChangeRequest, iid: int) -> DiffRefs:
+    refs = api.diff_refs(iid, change.head_sha)
+    if refs.head_sha == change.head_sha and refs.base_sha == change.base_sha:
+        return refs
+    # The reviewed diff is not an MR version: GitLab diffs start..head, so start = base gives exactly ours.
+    return DiffRefs(change.base_sha, change.base_sha, change.head_sha)
+
+
+def _inline_body(f: Finding, header: str | None, cfg: GitLabConfig) -> str:
+    if header is None or not cfg.suggestions:
+        f = f.with_(suggestion=None)
+    return comment_body(f, suggestion_header=header or "suggestion:-0+0")
+
+
+def _file_body(f: Finding) -> str:
+    where = f"line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
+    side = " (removed)" if f.side == "LEFT" else ""
+    return f"**{where}{side}** (GitLab did not accept a comment on the line itself)\n\n" + comment_body(
+        f.with_(suggestion=None)
+    )
+
+
+def _post(
+    api: MRApi, iid: int, f: Finding, diff: Diff, refs: DiffRefs, cfg: GitLabConfig, res: PublishResult
+) -> bool:
+    """Post one finding: on its line, else on its file; False when it must go to the summary."""
+    a = anchor(f, diff, refs)
+    if a is not None:
+        try:
+            api.create_discussion(iid, _inline_body(f, a.suggestion_header, cfg), a.position)
+            res.discussions += 1
+            return True
+        except Rejected as exc:
+            res.rejections.append(f"{f.path}:{f.line}: {exc}")
+    pos = file_position(f.path, diff, refs) if cfg.file_notes else None
+    if pos is not None:
+        try:
+            api.create_discussion(iid, _file_body(f), pos)
+            res.file_notes += 1
+            return True
+        except Rejected as exc:
+            res.rejections.append(f"{f.path} (file): {exc}")
+    return False
+
+
+def _resolve_stale(api: MRApi, iid: int, discussions: list[dict[str, Any]], review: Review) -> int:
+    current = {f.fingerprint for f in review.findings}
+    unsure = {s.path for s in review.coverage.skipped}  # a file not reviewed this time keeps its threads
+    resolved = 0
+    for d in discussions:
+        note = _first_note(d)
+        fps = fingerprints_in(note.get("body", ""))
+        if not fps or _is_summary(d) or fps & current:
+            continue
+        if not note.get("resolvable") or note.get("resolved"):
+            continue
+        path = (note.get("position") or {}).get("new_path")
+        if path in unsure:
+            continue
+        api.resolve_discussion(iid, str(d["id"]))
+        resolved += 1
+    return resolved
+
+
+_STATS = re.compile(r"^<sub>.*</sub>$", re.M)
+
+
+def _same_summary(a: str, b: str) -> bool:
+    """Equal apart from the timings line, so an identical re-run edits nothing."""
+    return _STATS.sub("", a).strip() == _STATS.sub("", b).strip()
+
+
+def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str) -> str:
+    for d in discussions:
+        if _is_summary(d):
+            note = _first_note(d)
+            if _same_summary(note.get("body", ""), body):
+                return "unchanged"
+            api.update_note(iid, int(note["id"]), body)
+            return "updated"
+    api.create_note(iid, body)
+    return "created"
+
+
+def publish(
+    api: MRApi, change: ChangeRequest, review: Review, cfg: GitLabConfig, *, progress: Progress | None = None
+) -> PublishResult:
+    progress = progress or Quiet()
+    iid = change.ref.number
+    if iid is None:
+        raise ValueError("publish needs the merge request iid in change.ref.number")
+    diff = parse(change.diff_text)
+    refs = _refs_for(api, change, iid)
+    discussions = api.discussions(iid)
+    done = posted_fingerprints(discussions)
+    res = PublishResult()
+    not_inline: list[Finding] = []
+    for f in review.findings:
+        if f.fingerprint in done:
+            res.already_posted += 1
+        else:
+            room = res.discussions + res.file_notes < cfg.max_discussions
+            if not (f.in_diff and room and _post(api, iid, f, diff, refs, cfg, res)):
+                not_inline.append(f)
+        done.add(f.fingerprint)
+    for r in res.rejections:
+        progress.message(f"GitLab refused a position, fell back: {r}")
+    res.in_summary = len(not_inline)
+    if cfg.resolve_stale:
+        res.resolved = _resolve_stale(api, iid, discussions, review)
+    notes = review.notes
+    refused = sum(1 for r in res.rejections if "(file)" not in r)
+    if refused:
+        notes += (
+            "GitLab refused the diff position of "
+            f"{refused} finding(s); they are on their file or listed here.",
+        )
+    res.summary = _summary_note(
+        api, iid, discussions, summary(replace(review, notes=notes), not_inline=tuple(not_inline))
+    )
+    return res
