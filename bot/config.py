@@ -56,11 +56,20 @@ class ReviewConfig(_Section):
 
 
 class ScannersConfig(_Section):
-    secrets: bool = True
-    bandit: bool = True
-    patterns: bool = True
-    explain_scanner_findings: bool = False
-    self_verify: bool = True
+    secrets: bool = Field(True, description="Hard-coded credentials (detect-secrets + known token shapes)")
+    bandit: bool = Field(True, description="Python security linter bandit on changed .py files")
+    patterns: bool = Field(True, description="semgrep, offline, with the rules shipped in bot/rules/")
+    semgrep: str = Field("semgrep", description="semgrep executable (name on PATH or a path)")
+    bandit_skip: list[str] = Field(
+        default_factory=lambda: ["B101", "B404", "B603", "B110", "B112"],
+        description="bandit test ids never reported (asserts, subprocess imports, try/except/pass)",
+    )
+    timeout: float = Field(120.0, description="Seconds one scanner may run")
+    explain_scanner_findings: bool = Field(False, description="Ask the model to explain each scanner hit in plain words")
+    self_verify: bool = Field(True, description="A second, short model check confirms or downgrades model findings")
+    verify_categories: list[str] = Field(
+        default_factory=lambda: ["security", "bug"], description="Categories of model findings that self_verify checks"
+    )
 
 
 class SandboxConfig(_Section):
@@ -70,6 +79,10 @@ class SandboxConfig(_Section):
     memory_mb: int = Field(2048, description="Memory limit for a test run")
     max_processes: int = Field(256, description="Process limit for a test run")
     max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
+    cpus: float = Field(2.0, description="docker backend: CPUs for a test run")
+    ro_paths: list[str] = Field(
+        default_factory=list, description="bubblewrap: extra host paths visible read-only (e.g. a toolchain in /opt)"
+    )
 
 
 class PatchesConfig(_Section):
@@ -80,25 +93,58 @@ class PatchesConfig(_Section):
 
 
 class GitHubConfig(_Section):
-    max_comments_per_request: int = 30
-    check_run: bool = False
-    sarif_upload: bool = False
-    fail_on_permission: bool = False
-    allow_tests_on_pull_request_target: bool = False
+    max_comments_per_request: int = Field(
+        30, ge=1, le=100, description="Inline comments in one review request; the rest go to the summary"
+    )
+    check_run: bool = Field(False, description="Also create a check run with annotations (needs checks: write)")
+    sarif_upload: bool = Field(False, description="Also upload SARIF to code scanning (needs security-events: write)")
+    fail_on_permission: bool = Field(False, description="Exit 2 (not just warn) when the token cannot post")
+    allow_tests_on_pull_request_target: bool = Field(
+        False, description="pull_request_target: allow tests/sandbox on the PR's code (unsafe for forks)"
+    )
+    incremental: bool = Field(True, description="On new commits review only what they changed (else everything)")
+    review_drafts: bool = Field(False, description="Also review draft PRs (else wait for ready_for_review)")
+    write_interval: float = Field(1.0, ge=0, description="Seconds between write requests (secondary rate limits)")
 
 
 class GitLabConfig(_Section):
-    codequality_path: str = "gl-code-quality-report.json"
+    codequality_path: str = Field(
+        "gl-code-quality-report.json", description="Code Quality report path (relative to CI_PROJECT_DIR)"
+    )
+    max_discussions: int = Field(30, ge=0, description="New diff discussions per run; the rest go to the summary")
+    suggestions: bool = Field(True, description="Post verified fixes as GitLab suggestions")
+    file_notes: bool = Field(True, description="When GitLab refuses a line, comment on the file (GitLab >= 16.4)")
+    resolve_stale: bool = Field(True, description="Resolve prereview threads whose finding is gone")
+    fail_on_permission: bool = Field(False, description="Exit 2 (not just warn) when the token cannot post")
+    retries: int = Field(4, ge=0, description="Retries of an API call on 429 and 5xx, with backoff")
+    timeout: float = Field(30.0, description="Seconds per API request")
 
 
 class ServerConfig(_Section):
-    command_prefix: str = "/"
-    auto_review: bool = True
-    queue: Literal["sqlite", "redis"] = "sqlite"
-    queue_path: str | None = None
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    max_body_bytes: int = 5_000_000
-    rate_limit_per_minute: int = 30
+    """`prereview serve` / `prereview worker`. Read from the server's own config and environment only:
+    a repository's .prereview.yml may set `auto_review` and `command_prefix`, nothing else here."""
+
+    command_prefix: str = Field("/", description="Commands start with this, e.g. '/prereview ' on shared servers")
+    auto_review: bool = Field(True, description="Review PRs on open/reopen/new commits (per repository too)")
+    queue: Literal["sqlite", "redis"] = Field("sqlite", description="Embedded SQLite queue or a shared Redis")
+    queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
+    max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
+    rate_limit_per_minute: int = Field(30, description="Accepted events per repository per minute (429 beyond)")
+    request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
+    github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: https://HOST/api/v3)")
+    gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
+    bot_logins: list[str] = Field(
+        default_factory=list, description="Accounts whose comments are ignored (the bot's own); '*[bot]' always"
+    )
+    coalesce_seconds: float = Field(3.0, description="Auto-reviews wait this long so quick pushes coalesce")
+    lease_seconds: float = Field(60.0, description="A job whose worker stops renewing this long is retried")
+    lost_after_seconds: float = Field(30.0, description="A queued job with no message this long is resent")
+    busy_retry_seconds: float = Field(1.0, description="Delay before retrying a job whose PR is busy")
+    retry_seconds: float = Field(10.0, description="Backoff step between attempts of a failed job")
+    job_attempts: int = Field(3, ge=1, description="Attempts per job (a killed worker counts as one)")
+    reap_seconds: float = Field(5.0, description="How often each worker looks for jobs of dead workers")
+    ask_max_tokens: int = Field(400, description="Completion tokens for an /ask answer")
 
 
 class Config(_Section):

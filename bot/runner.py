@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import git, review
+from . import git, merge, redact, review, scanners
 from .config import Config
+from .diff import parse as parse_diff
 from .models import Model
 from .models.registry import create
 from .progress import Progress, Quiet
@@ -57,9 +59,19 @@ def review_change(
     def read_head(path: str) -> str | None:
         return git.show(repo, change.head_sha, path) if repo is not None else None
 
-    return review.run(
-        change, cfg, model_factory=model or LazyModel(cfg, progress), read_head=read_head, progress=progress
+    def read_base(path: str) -> str | None:
+        return git.show(repo, change.base_sha, path) if repo is not None else None
+
+    # Secrets are masked before any prompt and in the output; scanners see the real text to find them.
+    lazy = model or LazyModel(cfg, progress)
+    redactor = redact.for_change(change, read_head, [f.path for f in parse_diff(change.diff_text).files])
+    scan = scanners.Scan(cfg.scanners, read_head, read_base, mask=redactor.finding)
+    safe_change, safe_read = redactor.change(change), redactor.reader(read_head)
+    result = review.run(
+        safe_change, cfg, model_factory=lazy, read_head=safe_read, progress=progress, extra_findings=scan
     )
+    result = merge.after_model(result, safe_change.diff_text, cfg, lazy, safe_read)
+    return redactor.review(replace(result, notes=result.notes + scan.notes))
 
 
 def exit_code(review_: Review, fail_level: str) -> int:
