@@ -145,11 +145,18 @@ class GitHubAPI:
         self._last_write = self._clock()
 
     def _repo(self) -> Any:
-        return self._gh.get_repo(self.repo_name, lazy=True)
+        return self._gh.withLazy(True).get_repo(self.repo_name)  # no GET /repos/{o}/{r}
 
     def pull(self, number: int) -> Any:
+        """The PR object, fetched once (touching `.head` makes PyGithub load it inside the retry)."""
         if number not in self._pulls:
-            self._pulls[number] = self.call(lambda: self._repo().get_pull(number))
+
+            def load() -> Any:
+                pr = self._repo().get_pull(number)
+                _ = pr.head.sha
+                return pr
+
+            self._pulls[number] = self.call(load)
         return self._pulls[number]
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
