@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.diff import parse
-from bot.render.markdown import SUMMARY_MARKER, fingerprints_in
-
 from bot.publish.github import RESOLVED_MARKER
+from bot.render.markdown import SUMMARY_MARKER, fingerprints_in
 
 from .conftest import Action, payload, pr_diff
 
