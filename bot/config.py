@@ -140,7 +140,7 @@ class ServerConfig(_Section):
     coalesce_seconds: float = Field(3.0, description="Auto-reviews wait this long so quick pushes coalesce")
     lease_seconds: float = Field(60.0, description="A job whose worker stops renewing this long is retried")
     lost_after_seconds: float = Field(30.0, description="A queued job with no message this long is resent")
-    busy_retry_seconds: float = Field(1.0, description="Delay before retrying a job whose PR is busy")
+    busy_retry_seconds: float = Field(0.2, description="Pause before requeueing a job whose PR is busy")
     retry_seconds: float = Field(10.0, description="Backoff step between attempts of a failed job")
     job_attempts: int = Field(3, ge=1, description="Attempts per job (a killed worker counts as one)")
     reap_seconds: float = Field(5.0, description="How often each worker looks for jobs of dead workers")

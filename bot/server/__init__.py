@@ -1,0 +1,1 @@
+"""Webhook server: signed events -> authorised commands -> durable per-PR jobs -> worker processes."""

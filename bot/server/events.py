@@ -1,0 +1,157 @@
+"""Webhook payloads (GitHub, GitLab) -> one small Event record; any other shape -> None (ignored).
+
+Payloads are untrusted JSON even when signed, so every field is read defensively by type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BOT_MARKER = "<!-- prereview"  # every comment the bot writes carries one of its markers
+
+
+@dataclass(frozen=True)
+class Event:
+    forge: str  # "github" | "gitlab"
+    kind: str  # "pr" (opened/new commits) | "comment"
+    repo: str
+    number: int
+    action: str = ""
+    head_sha: str | None = None
+    author: str = ""
+    author_id: int | None = None
+    association: str = ""  # GitHub author_association
+    body: str = ""
+    comment_id: int | None = None
+    is_bot: bool = False
+    draft: bool = False
+    installation: int | None = None
+
+
+def _get(data: Any, *path: str, want: type | tuple[type, ...] = str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    if want is int and isinstance(data, bool):
+        return None
+    return data if isinstance(data, want) else None
+
+
+def _is_bot(login: str, user_type: str | None, body: str, bot_logins: frozenset[str]) -> bool:
+    return (
+        (user_type or "").lower() == "bot"
+        or login.endswith("[bot]")
+        or login.lower() in bot_logins
+        or BOT_MARKER in body
+    )
+
+
+PR_ACTIONS = frozenset({"opened", "reopened", "synchronize", "ready_for_review"})
+
+
+def github(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | None:
+    repo = _get(payload, "repository", "full_name")
+    action = _get(payload, "action") or ""
+    installation = _get(payload, "installation", "id", want=int)
+    if not repo:
+        return None
+    if event_type == "pull_request" and action in PR_ACTIONS:
+        number = _get(payload, "pull_request", "number", want=int) or _get(payload, "number", want=int)
+        if not number:
+            return None
+        return Event(
+            "github",
+            "pr",
+            repo,
+            number,
+            action,
+            head_sha=_get(payload, "pull_request", "head", "sha"),
+            author=_get(payload, "sender", "login") or "",
+            draft=bool(_get(payload, "pull_request", "draft", want=bool)),
+            installation=installation,
+        )
+    if event_type == "issue_comment" and action == "created":
+        if _get(payload, "issue", "pull_request", want=dict) is None:
+            return None  # a comment on an issue, not on a PR
+        number = _get(payload, "issue", "number", want=int)
+    elif event_type == "pull_request_review_comment" and action == "created":
+        number = _get(payload, "pull_request", "number", want=int)
+    else:
+        return None
+    comment = _get(payload, "comment", want=dict)
+    if not number or comment is None:
+        return None
+    login = _get(comment, "user", "login") or ""
+    body = _get(comment, "body") or ""
+    return Event(
+        "github",
+        "comment",
+        repo,
+        number,
+        action,
+        author=login,
+        author_id=_get(comment, "user", "id", want=int),
+        association=_get(comment, "author_association") or "",
+        body=body,
+        comment_id=_get(comment, "id", want=int),
+        is_bot=_is_bot(login, _get(comment, "user", "type"), body, bot_logins),
+        installation=installation,
+    )
+
+
+MR_ACTIONS = frozenset({"open", "reopen", "update"})
+
+
+def gitlab(payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | None:
+    kind = _get(payload, "object_kind")
+    project = _get(payload, "project", "path_with_namespace") or _id_str(
+        _get(payload, "project", "id", want=int)
+    )
+    if not project:
+        return None
+    user = _get(payload, "user", "username") or ""
+    user_id = _get(payload, "user", "id", want=int)
+    if kind == "merge_request":
+        action = _get(payload, "object_attributes", "action") or ""
+        iid = _get(payload, "object_attributes", "iid", want=int)
+        if action not in MR_ACTIONS or not iid:
+            return None
+        if action == "update" and not _get(payload, "object_attributes", "oldrev"):
+            return None  # title/label edits, not new commits
+        return Event(
+            "gitlab",
+            "pr",
+            project,
+            iid,
+            action,
+            head_sha=_get(payload, "object_attributes", "last_commit", "id"),
+            author=user,
+            author_id=user_id,
+            draft=bool(_get(payload, "object_attributes", "draft", want=bool)),
+        )
+    if kind == "note" and _get(payload, "object_attributes", "noteable_type") == "MergeRequest":
+        iid = _get(payload, "merge_request", "iid", want=int)
+        if not iid:
+            return None
+        body = _get(payload, "object_attributes", "note") or ""
+        return Event(
+            "gitlab",
+            "comment",
+            project,
+            iid,
+            _get(payload, "object_attributes", "action") or "create",
+            author=user,
+            author_id=user_id,
+            body=body,
+            comment_id=_get(payload, "object_attributes", "id", want=int),
+            is_bot=_is_bot(
+                user, "bot" if _get(payload, "user", "bot", want=bool) else None, body, bot_logins
+            ),
+        )
+    return None
+
+
+def _id_str(value: int | None) -> str | None:
+    return str(value) if value else None

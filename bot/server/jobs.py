@@ -1,0 +1,48 @@
+"""What a worker is asked to do: one JSON-serialisable record per job, built from a verified event."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+JobKind = Literal["review", "fix", "ask", "help", "pause", "resume", "refuse"]
+
+# Jobs of these kinds supersede older queued jobs of the same kind on the same PR (burst coalescing).
+COALESCING: frozenset[str] = frozenset({"review"})
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: str
+    forge: str  # "github" | "gitlab"
+    repo: str  # "owner/name" or GitLab project path/id
+    number: int  # PR number / MR iid
+    head_sha: str | None = None
+    comment_id: int | None = None  # the comment that asked (reaction and reply go there)
+    author: str = ""
+    author_id: int | None = None
+    check_access: bool = False  # GitLab: Developer+ is checked through the API by the worker
+    auto: bool = False  # from a PR open/synchronize event, not a comment
+    incremental: bool = False  # /review -i: only the commits since the last review
+    text: str = ""  # /ask question
+    delivery: str = ""
+    installation: int | None = None  # GitHub App installation (for its token)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def pr_key(self) -> str:
+        return f"{self.forge}:{self.repo}#{self.number}"
+
+    @property
+    def coalesces(self) -> bool:
+        return self.kind in COALESCING
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Job:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})

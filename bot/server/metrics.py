@@ -1,0 +1,65 @@
+"""Prometheus metrics: webhook outcomes from this process, job figures from the shared queue store.
+
+Workers may run on other machines, so job counters live in the queue's store (huey counters) and
+every server reports the same totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+from .queue import DURATION_BUCKETS, JobQueue
+
+OUTCOMES = ("done", "coalesced", "retried", "failed")
+
+
+class QueueCollector:
+    def __init__(self, queue: JobQueue) -> None:
+        self._q = queue
+
+    def collect(self) -> Iterator[Metric]:
+        n = self._q.ledger.count  # incr by 0 reads a counter atomically in SQLite and Redis
+        yield GaugeMetricFamily(
+            "prereview_queue_depth", "Job messages waiting (queued + delayed)", self._q.depth()
+        )
+        jobs = CounterMetricFamily("prereview_jobs", "Jobs finished, by outcome", labels=["outcome"])
+        for outcome in OUTCOMES:
+            jobs.add_metric([outcome], n(f"m:jobs:{outcome}", 0))
+        yield jobs
+        buckets = [(f"{b:g}", float(n(f"m:duration_le:{b:g}", 0))) for b in DURATION_BUCKETS]
+        count = float(n("m:duration_count", 0))
+        yield HistogramMetricFamily(
+            "prereview_job_duration_seconds",
+            "Duration of successful jobs",
+            buckets=[*buckets, ("+Inf", count)],
+            sum_value=n("m:duration_ms_sum", 0) / 1000,
+        )
+        tokens = CounterMetricFamily("prereview_model_tokens", "Model tokens, by kind", labels=["kind"])
+        prompt, completion = n("m:prompt_tokens", 0), n("m:completion_tokens", 0)
+        tokens.add_metric(["prompt"], prompt)
+        tokens.add_metric(["completion"], completion)
+        yield tokens
+        seconds = n("m:model_ms", 0) / 1000
+        yield CounterMetricFamily("prereview_model_seconds", "Seconds spent in the model", seconds)
+        yield GaugeMetricFamily(
+            "prereview_tokens_per_second",
+            "Completion tokens per model second, since the store was created",
+            completion / seconds if seconds else 0.0,
+        )
+
+
+class Metrics:
+    """One registry per app (no global registry, so tests can build many apps)."""
+
+    def __init__(self, queue: JobQueue) -> None:
+        self.registry = CollectorRegistry()
+        self.webhooks = Counter(
+            "prereview_webhooks",
+            "Webhook requests, by forge and result",
+            ["forge", "result"],
+            registry=self.registry,
+        )
+        self.registry.register(QueueCollector(queue))  # type: ignore[arg-type]

@@ -1,0 +1,42 @@
+"""Small shared server state in the queue's store: seen deliveries, per-repo rate, paused PRs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .ledger import Ledger
+
+
+class ServerState:
+    def __init__(self, storage: Any, clock: Callable[[], float] = time.time) -> None:
+        self._l = Ledger(storage, clock)
+        self._clock = clock
+
+    def first_delivery(self, forge: str, delivery: str) -> bool:
+        """True the first time a delivery id is seen (GitHub and GitLab redeliver with the same id)."""
+        return self._l.once(f"delivery:{forge}:{delivery}", str(int(self._clock())))
+
+    def forget_delivery(self, forge: str, delivery: str) -> None:
+        self._l.delete(f"delivery:{forge}:{delivery}")
+
+    def within_rate(self, repo: str, per_minute: int) -> bool:
+        minute = int(self._clock() // 60)
+        return self._l.count(f"rate:{repo}:{minute}") <= per_minute
+
+    def paused(self, pr_key: str) -> bool:
+        return self._l.get(f"paused:{pr_key}") is not None
+
+    def set_paused(self, pr_key: str, paused: bool) -> None:
+        if paused:
+            self._l.put(f"paused:{pr_key}", {"since": self._clock()})
+        else:
+            self._l.delete(f"paused:{pr_key}")
+
+    def last_reviewed(self, pr_key: str) -> str | None:
+        data = self._l.get(f"reviewed:{pr_key}")
+        return data.get("head") if data else None
+
+    def set_reviewed(self, pr_key: str, head: str) -> None:
+        self._l.put(f"reviewed:{pr_key}", {"head": head})

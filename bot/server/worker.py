@@ -1,0 +1,162 @@
+"""Worker processes: each owns its model (LazyModel) and runs jobs: review, ask, fix, help, pause, refuse."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from .. import chatops
+from ..config import Config
+from ..diff import parse, render_hunk
+from ..models.base import Message
+from ..progress import Quiet
+from ..runner import LazyModel, review_change
+from ..types import ChangeRequest, PrereviewError
+from .forge_session import ForgeSession, open_session
+from .jobs import Job
+from .queue import JobQueue, RunStats, make_huey, make_storage
+from .secrets import Secrets
+from .state import ServerState
+
+log = logging.getLogger("prereview.worker")
+
+REFUSAL = (
+    "Sorry @{author}, only people with write access to this repository (owners, members, collaborators; "
+    "Developer or higher on GitLab) can run prereview commands."
+)
+ASK_SYSTEM = (
+    "You answer a reviewer's question about a code change. Use only the diff and the description given; "
+    "say so when they do not contain the answer. Be brief and concrete; cite file:line."
+)
+
+
+def _escape(text: str) -> str:
+    # Model output is untrusted: no raw HTML (hidden markers), no @mentions that ping people.
+    return text.replace("<", "&lt;").replace("@", "@\u200b")
+
+
+class ForgeRunner:
+    """Runs one job against the forge named in it. Built once per worker process."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        secrets: Secrets,
+        state: ServerState,
+        *,
+        model: LazyModel | None = None,
+        sessions: Callable[[Job, Config, Secrets], ForgeSession] = open_session,
+    ) -> None:
+        self.cfg, self.secrets, self.state = cfg, secrets, state
+        self.model = model or LazyModel(cfg, Quiet())
+        self._sessions = sessions
+
+    def run(self, job: Job) -> RunStats | None:
+        forge = self._sessions(job, self.cfg, self.secrets)
+        if job.comment_id is not None:
+            forge.react(job.comment_id)  # 👀: seen, working on it
+        if job.kind == "refuse" or (job.check_access and not forge.may_command(job)):
+            forge.reply(REFUSAL.format(author=job.author or "there"), job.comment_id)
+            return None
+        handler = getattr(self, f"_{job.kind}", None)
+        if handler is None:
+            handler = self._help
+        try:
+            return handler(job, forge)  # type: ignore[no-any-return]
+        except PrereviewError as exc:  # e.g. a broken .prereview.yml: say so on the PR, don't retry
+            if job.comment_id is not None:
+                forge.reply(f"prereview could not run `{job.kind}`: {_escape(str(exc))}", job.comment_id)
+            raise
+
+    def _help(self, job: Job, forge: ForgeSession) -> None:
+        forge.reply(chatops.help_text(self.cfg.server.command_prefix), job.comment_id)
+
+    def _pause(self, job: Job, forge: ForgeSession) -> None:
+        self.state.set_paused(job.pr_key, True)
+        forge.set_paused(True)
+        forge.reply("Automatic reviews are paused on this PR; `resume` turns them back on.", job.comment_id)
+
+    def _resume(self, job: Job, forge: ForgeSession) -> None:
+        self.state.set_paused(job.pr_key, False)
+        forge.set_paused(False)
+        forge.reply("Automatic reviews are back on for this PR.", job.comment_id)
+
+    def _review(self, job: Job, forge: ForgeSession) -> RunStats | None:
+        if job.auto and self.state.paused(job.pr_key):
+            return None
+        change = forge.fetch()
+        review = review_change(change, self.cfg, model=self.model)
+        forge.publish(change, review)
+        self.state.set_reviewed(job.pr_key, change.head_sha)
+        s = review.stats
+        return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
+
+    def _ask(self, job: Job, forge: ForgeSession) -> RunStats:
+        change = forge.fetch()
+        model = self.model()
+        messages = ask_messages(
+            change,
+            job.text,
+            budget=max(512, model.n_ctx - self.cfg.server.ask_max_tokens - 256),
+            count=model.count_tokens,
+        )
+        out = model.complete(messages, max_tokens=self.cfg.server.ask_max_tokens, temperature=0.0)
+        answer = _escape(out.text.strip()) or "(the model gave no answer)"
+        if out.finish_reason == "length":
+            answer += " …"
+        forge.reply(
+            f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>", job.comment_id
+        )
+        return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
+
+    def _fix(self, job: Job, forge: ForgeSession) -> None:
+        forge.reply(
+            "`fix` is not available on this server yet; run `prereview fix` in the repository.",
+            job.comment_id,
+        )
+
+
+def ask_messages(
+    change: ChangeRequest, question: str, *, budget: int, count: Callable[[str], int]
+) -> list[Message]:
+    """The question with as much of the diff as fits `budget` tokens (whole files first, in order)."""
+    head = f"Change: {change.title}\n\n{change.body[:2000]}\n\nDiff:\n"
+    tail = f"\n\nQuestion: {question}"
+    room = budget - count(ASK_SYSTEM) - count(head) - count(tail)
+    parts: list[str] = []
+    for f in parse(change.diff_text).files:
+        text = f"--- {f.path}\n" + "\n".join(render_hunk(f, h) for h in f.hunks)
+        cost = count(text)
+        if cost > room:
+            parts.append(f"--- {f.path} (omitted: too long)")
+            continue
+        parts.append(text)
+        room -= cost
+    return [Message("system", ASK_SYSTEM), Message("user", head + "\n".join(parts) + tail)]
+
+
+def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:
+    state = ServerState(make_storage(cfg.server, "prereview-state"))
+    return JobQueue(
+        make_huey(cfg.server), cfg.server, runner_factory=lambda: ForgeRunner(cfg, secrets, state)
+    )
+
+
+def run_consumer(queue: JobQueue, workers: int) -> None:
+    """Block running `workers` worker processes (each its own model); restarts any that die."""
+    huey = queue.huey
+
+    @huey.on_startup()
+    def _reaper() -> None:
+        queue.start_reaper(queue.cfg.reap_seconds)
+
+    consumer = huey.create_consumer(
+        workers=workers,
+        worker_type="process",
+        periodic=False,
+        initial_delay=0.05,
+        backoff=1.3,
+        max_delay=0.5,
+        health_check_interval=1,
+    )
+    consumer.run()
