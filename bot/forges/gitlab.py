@@ -97,10 +97,15 @@ class GitLabForge:
                 return fn(*args, **kwargs, **_ONCE)
             except glexc.GitlabError as exc:
                 code = exc.response_code
-                if code in RETRY_STATUS and attempt < self._retries:
-                    self._sleep(delay)
-                    delay = min(delay * 2, 30.0)
-                    continue
+                if code in RETRY_STATUS:
+                    if attempt < self._retries:
+                        self._sleep(delay)
+                        delay = min(delay * 2, 30.0)
+                        continue
+                    raise PrereviewError(
+                        f"GitLab answered {code} to {what} {attempt + 1} time(s); it is overloaded or down, "
+                        "run the job again later"
+                    ) from None
                 if code in (401, 403):
                     raise PermissionDenied(
                         f"GitLab answered {code} to {what}; the token needs the api scope and at least "

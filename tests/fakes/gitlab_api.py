@@ -330,9 +330,8 @@ class FakeGitLab:
         with self._lock:
             return self._new_discussion(body, None, author)["notes"][0]
 
-    def position_error(self, position: dict[str, Any]) -> str | None:
-        """GitLab's answer to a diff position, or None when GitLab would accept it."""
-        ptype = position.get("position_type")
+    def version_for(self, position: dict[str, Any]) -> Version | None:
+        """The MR version a position's shas name (GitLab diffs base..head, so start == base also fits)."""
         version = next(
             (
                 v
@@ -352,6 +351,12 @@ class FakeGitLab:
                 ),
                 None,
             )
+        return version
+
+    def position_error(self, position: dict[str, Any]) -> str | None:
+        """GitLab's answer to a diff position, or None when GitLab would accept it."""
+        ptype = position.get("position_type")
+        version = self.version_for(position)
         if version is None:
             return LINE_CODE_ERROR
         f = next(
@@ -393,8 +398,9 @@ class FakeGitLab:
         return None
 
     def line_for(self, position: dict[str, Any]) -> tuple[DiffFile, DiffLine] | None:
-        """The diff line a (text) position sits on in the latest version, for assertions."""
-        for f in self.latest.files:
+        """The diff line a (text) position sits on in its version, for assertions."""
+        version = self.version_for(position)
+        for f in version.files if version is not None else []:
             if f.new_path == position.get("new_path"):
                 for ln in f.lines:
                     if ln.old_line == position.get("old_line") and ln.new_line == position.get("new_line"):
