@@ -61,14 +61,14 @@ class ScannersConfig(_Section):
     patterns: bool = Field(True, description="semgrep, offline, with the rules shipped in bot/rules/")
     semgrep: str = Field("semgrep", description="semgrep executable (name on PATH or a path)")
     bandit_skip: list[str] = Field(
-        default_factory=lambda: ["B101", "B404", "B603", "B110", "B112"],
+        default_factory=lambda: ["B101", "B404", "B603", "B607", "B110", "B112"],
         description="bandit test ids never reported (asserts, subprocess imports, try/except/pass)",
     )
     timeout: float = Field(120.0, description="Seconds one scanner may run")
-    explain_scanner_findings: bool = Field(False, description="Ask the model to explain each scanner hit in plain words")
-    self_verify: bool = Field(True, description="A second, short model check confirms or downgrades model findings")
+    explain_scanner_findings: bool = Field(False, description="Model explains scanner hits in plain words")
+    self_verify: bool = Field(True, description="A second, short model check confirms or downgrades findings")
     verify_categories: list[str] = Field(
-        default_factory=lambda: ["security", "bug"], description="Categories of model findings that self_verify checks"
+        default_factory=lambda: ["security", "bug"], description="Model finding categories self_verify checks"
     )
 
 

@@ -1,0 +1,143 @@
+"""Scanners on real changes: only what the change introduces, rule ids and CWEs, switches, missing tools."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot import git
+from bot.config import ScannersConfig, build
+from bot.diff import parse
+from bot.forges.local import LocalForge
+from bot.scanners import Scan, ScannerMissing, changed_files, run
+from bot.types import ChangeRef
+
+HAS_SEMGREP = shutil.which("semgrep") is not None
+
+BASE = '''import os
+import subprocess
+
+
+def old(name):
+    os.system("echo " + name)  # was already there: not the change's fault
+
+
+def list_dir(path):
+    return subprocess.run(["ls", path], capture_output=True)
+'''
+
+HEAD = BASE.replace(
+    'def list_dir(path):\n    return subprocess.run(["ls", path], capture_output=True)\n',
+    'def list_dir(path):\n    return subprocess.run("ls " + path, shell=True, capture_output=True)\n\n\n'
+    'def load(blob):\n    import pickle\n    return pickle.loads(blob)\n\n\n'
+    'AWS_KEY = "AKIAIOSFODNN7EXAMPLE"\n',
+)
+
+
+def scan_change(repo: Path, cfg: ScannersConfig):
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+    files = changed_files(
+        parse(change.diff_text),
+        lambda p: git.show(repo, change.head_sha, p),
+        lambda p: git.show(repo, change.base_sha, p),
+    )
+    return run(files, cfg)
+
+
+def cfg(**kw: object) -> ScannersConfig:
+    return build({"scanners": kw}, env={}).scanners
+
+
+def test_bandit_reports_only_added_lines_with_rule_and_cwe(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(secrets=False, patterns=False))
+    lines = {f.line for f in result.findings}
+    assert 6 not in lines  # the os.system line existed in the base
+    by_rule = {f.rule_id.split(":")[0]: f for f in result.findings}
+    assert "B602" in by_rule and by_rule["B602"].cwe == "CWE-78" and by_rule["B602"].source == "bandit"
+    assert "B301" in by_rule or "B403" in by_rule  # pickle
+    assert all(f.rule_id and f.category == "security" for f in result.findings)
+
+
+def test_secrets_scanner_finds_the_planted_key_without_quoting_it(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(bandit=False, patterns=False))
+    [hit] = [f for f in result.findings if f.cwe == "CWE-798"]
+    assert hit.line == HEAD.splitlines().index('AWS_KEY = "AKIAIOSFODNN7EXAMPLE"') + 1
+    assert hit.source == "secrets" and hit.rule_id and hit.severity == "high"
+    assert "AKIA" not in hit.message
+
+
+@pytest.mark.skipif(not HAS_SEMGREP, reason="semgrep is not installed (pipx install semgrep)")
+def test_semgrep_rules_flag_new_injection_and_deserialization(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(bandit=False, secrets=False))
+    got = {(f.rule_id, f.cwe) for f in result.findings}
+    assert ("py-subprocess-shell-true", "CWE-78") in got
+    assert ("py-unsafe-deserialization", "CWE-502") in got
+    assert all(f.source == "semgrep" for f in result.findings)
+    assert 6 not in {f.line for f in result.findings}
+
+
+@pytest.mark.skipif(not HAS_SEMGREP, reason="semgrep is not installed (pipx install semgrep)")
+def test_semgrep_sql_rule_on_an_indented_excerpt(make_repo) -> None:
+    # a method cut out of its class (indented as a whole) is still scanned, line numbers intact
+    base = "    def find(self, name):\n        return self.db.execute('SELECT * FROM t WHERE n = ?', (name,))\n"
+    head = "    def find(self, name):\n        return self.db.execute(\"SELECT * FROM t WHERE n = '%s'\" % name)\n"
+    repo = make_repo({"m.py": base}, {"m.py": head})
+    result = scan_change(repo, cfg(secrets=False))
+    assert any(f.line == 2 and f.cwe == "CWE-89" for f in result.findings)
+
+
+def test_a_fix_is_quiet(make_repo) -> None:
+    repo = make_repo({"app.py": HEAD}, {"app.py": BASE})
+    assert scan_change(repo, cfg()).findings == ()
+
+
+def test_each_scanner_can_be_switched_off(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    assert scan_change(repo, cfg(secrets=False, bandit=False, patterns=False)).findings == ()
+    assert {f.source for f in scan_change(repo, cfg(bandit=False, patterns=False)).findings} == {"secrets"}
+
+
+def test_missing_semgrep_is_a_note_not_a_crash(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(semgrep="/nonexistent/semgrep", bandit=False, secrets=False))
+    assert result.findings == ()
+    [note] = result.notes
+    assert "patterns" in note and "not found" in note and "scanners.patterns: false" in note
+
+
+def test_scanner_that_raises_missing_is_reported(make_repo, monkeypatch) -> None:
+    import bot.scanners.bandit as bandit_mod
+
+    def gone() -> list[str]:
+        raise ScannerMissing("bandit is not installed; pip install 'prereview[scanners]'")
+
+    monkeypatch.setattr(bandit_mod, "command", gone)
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(secrets=False, patterns=False))
+    assert result.findings == () and "bandit is not installed" in result.notes[0]
+
+
+def test_paths_that_escape_the_scan_folder_are_ignored() -> None:
+    diff = parse(
+        "diff --git a/../evil.py b/../evil.py\n--- a/../evil.py\n+++ b/../evil.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\n"
+    )
+    assert changed_files(diff, lambda p: "x = 1\ny = 2\n", lambda p: "x = 1\n") == []
+
+
+def test_scan_callable_keeps_notes_and_masks(make_repo) -> None:
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+    scan = Scan(
+        cfg(semgrep="/nonexistent/semgrep"),
+        lambda p: git.show(repo, change.head_sha, p),
+        lambda p: git.show(repo, change.base_sha, p),
+        mask=lambda f: f.with_(message="masked"),
+    )
+    found = scan(parse(change.diff_text))
+    assert found and all(f.message == "masked" for f in found)
+    assert any("semgrep" in n or "patterns" in n for n in scan.notes)
