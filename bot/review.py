@@ -60,7 +60,7 @@ def run(
     if files:
         model = model_factory()
         model_name = model.name
-        chunks = _chunks(files, cfg, model, head_lines)
+        chunks = _chunks(files, cfg, model, head_lines, tally.errors)
         system = analyze.system_prompt(cfg.review.instructions)
         for i, chunk in enumerate(chunks, 1):
             progress.step(i - 1, len(chunks), f"reviewing {', '.join(chunk.paths)}")
@@ -91,7 +91,13 @@ def _len(lines: list[str] | None) -> int | None:
     return None if lines is None else len(lines)
 
 
-def _chunks(files: list, cfg: Config, model: Model, head_lines: Callable[[str], list[str] | None]) -> list:
+def _chunks(
+    files: list,
+    cfg: Config,
+    model: Model,
+    head_lines: Callable[[str], list[str] | None],
+    too_big: list[Skipped],
+) -> list:
     system_tokens = model.count_tokens(analyze.system_prompt(cfg.review.instructions))
     room = model.n_ctx - system_tokens - cfg.review.max_new_tokens - 96
     budget = min(cfg.review.chunk_tokens or 1536, room)
@@ -107,6 +113,11 @@ def _chunks(files: list, cfg: Config, model: Model, head_lines: Callable[[str], 
                 if tokens > room:  # a single enormous line: show the hunk without extra context
                     rendered = context.render_section(f.path, piece, None)
                     tokens = model.count_tokens(rendered)
+                if tokens > room:  # still cannot fit: say so in coverage rather than send a doomed request
+                    at = next((ln.new_no for ln in piece.added), piece.new_start)
+                    why = f"the change at line {at} is larger than the model context"
+                    too_big.append(Skipped(f.path, f"not reviewed: {why} ({tokens} > {room} tokens)"))
+                    continue
                 sections.append(context.Section(f.path, piece, rendered, tokens))
     return context.pack(sections, budget)
 

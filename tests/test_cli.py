@@ -36,10 +36,12 @@ def one_line_error(err: str) -> str:
 
 @pytest.fixture
 def cfg_file(tmp_path: Path):
-    """A config file (written outside the repo) with the scripted model plus extra keys."""
+    """A config file (written outside the repo) with the scripted model plus extra keys. Scanners are off
+    unless asked for (they are tested on their own; here they would only add seconds)."""
 
     def _make(**sections: dict) -> Path:
-        data: dict = {"model": {"backend": "scripted"}}
+        data: dict = {"model": {"backend": "scripted"},
+                      "scanners": {"secrets": False, "bandit": False, "patterns": False}}
         for k, v in sections.items():
             data.setdefault(k, {}).update(v)
         path = tmp_path / f"cfg{len(list(tmp_path.glob('cfg*.yml')))}.yml"
@@ -196,27 +198,29 @@ def test_only_skippable_changes(make_repo, capsys, cfg_file) -> None:
 
 
 def test_very_large_file_is_skipped_with_reason(make_repo, capsys, cfg_file) -> None:
-    big = "".join(f"v{i} = {i}\n" for i in range(6000))
+    big = "".join(f"v{i} = {i}\n" for i in range(600))
     repo = make_repo({"big.py": big, "small.py": "a = 1\n"}, {"big.py": big + "w = 1\n", "small.py": "a = 2\n"})
     code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(cfg_file())], capsys)
+                            "--config", str(cfg_file(review={"max_file_lines": 500}))], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["coverage"]["reviewed"] == ["small.py"]
     (sk,) = doc["coverage"]["skipped"]
-    assert sk["path"] == "big.py" and "6001 lines > review.max_file_lines 5000" in sk["reason"]
+    assert sk["path"] == "big.py" and "601 lines > review.max_file_lines 500" in sk["reason"]
 
 
 def test_huge_single_line_is_reviewed_or_listed(tmp_path: Path, capsys, cfg_file) -> None:
-    """A 400 kB one-line file (minified-like, not on the skip list) must never crash or vanish."""
-    line = b"var a = [" + b"1, " * 130_000 + b"];\n"
+    """A 60 kB one-line file (minified-like, not on the skip list; more tokens than the model's context)
+    must never crash or vanish, scanners included."""
+    line = b"var a = [" + b"1, " * 20_000 + b"];\n"
     repo = bytes_repo(tmp_path / "r", {"app.js": b"var b = 1;\n"}, {"app.js": b"var b = 1;\n" + line})
+    scanners_on = cfg_file(scanners={"secrets": True, "bandit": True, "patterns": True})
     code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(cfg_file())], capsys)
+                            "--config", str(scanners_on)], capsys)
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0
-    listed = set(doc["coverage"]["reviewed"]) | {s["path"] for s in doc["coverage"]["skipped"]}
-    assert "app.js" in listed
+    skipped = {s["path"]: s["reason"] for s in doc["coverage"]["skipped"]}
+    assert "larger than the model context" in skipped["app.js"] and doc["coverage"]["reviewed"] == []
 
 
 def test_non_utf8_and_crlf_content(tmp_path: Path, capsys, cfg_file) -> None:
@@ -225,8 +229,9 @@ def test_non_utf8_and_crlf_content(tmp_path: Path, capsys, cfg_file) -> None:
         {"latin.py": "name = 'Jos\xe9'\n".encode("latin-1"), "win.py": b"a = 1\r\nb = 2\r\n"},
         {"latin.py": "name = 'Jos\xe9'\nother = 'Ren\xe9e'\n".encode("latin-1"), "win.py": b"a = 1\r\nb = 3\r\n"},
     )
+    scanners_on = cfg_file(scanners={"secrets": True, "bandit": True, "patterns": True})
     code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(cfg_file())], capsys)
+                            "--config", str(scanners_on)], capsys)
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0 and sorted(doc["coverage"]["reviewed"]) == ["latin.py", "win.py"]

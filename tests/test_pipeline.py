@@ -273,3 +273,15 @@ def test_model_finding_on_shown_context_is_kept_outside_the_diff(make_repo) -> N
     got = {(f.line, f.in_diff) for f in result.findings}
     assert got == {(2, False), (11, True)}
     assert parse(change.diff_text).has_line("f.py", 11) and not parse(change.diff_text).has_line("f.py", 2)
+
+
+def test_change_larger_than_the_context_is_listed_not_sent(make_repo) -> None:
+    line = "var a = [" + "1, " * 20_000 + "];\n"  # ~15k scripted tokens > the 8192-token context
+    change = fetch(make_repo({"app.js": "var b = 1;\n", "ok.py": "x = 1\n"},
+                             {"app.js": "var b = 1;\n" + line, "ok.py": "x = 2\n"}))
+    model = ScriptedModel()
+    result = run(change, cfg(), model)
+    assert len(model.requests) == 1 and "app.js" not in model.requests[0][-1].content
+    assert result.coverage.reviewed == ("ok.py",)
+    (sk,) = result.coverage.skipped
+    assert sk.path == "app.js" and "line 2 is larger than the model context" in sk.reason
