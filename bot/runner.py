@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import git, merge, redact, review, scanners
+from . import git, merge, redact, review, scanners, verify
 from .config import Config
 from .diff import parse as parse_diff
 from .models import Model
@@ -71,6 +71,8 @@ def review_change(
         safe_change, cfg, model_factory=lazy, read_head=safe_read, progress=progress, extra_findings=scan
     )
     result = merge.after_model(result, safe_change.diff_text, cfg, lazy, safe_read)
+    # Optional: the project's tests at base/head (broken tests become findings) and verified patches.
+    result = verify.after_review(result, safe_change, cfg, lazy, progress, read_for_prompt=safe_read)
     return redactor.review(replace(result, notes=result.notes + scan.notes))
 
 
