@@ -91,7 +91,11 @@ class MR:
     def run(self, fake: FakeGitLab, *args: str, **extra: str | None) -> Run:
         proc = subprocess.run(
             [sys.executable, "-m", "bot", "gitlab", "--config", str(self.config), *args],
-            env=self.env(fake, **extra), cwd=self.repo, capture_output=True, text=True, timeout=300,
+            env=self.env(fake, **extra),
+            cwd=self.repo,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 

@@ -47,8 +47,18 @@ def test_every_severity_and_source_maps_to_the_documented_fields() -> None:
         Finding("src/a.py", i + 1, f"problem {sev}\nsecond line", severity=sev, category="bug")
         for i, sev in enumerate(SEVERITIES)
     ]
-    findings.append(Finding("src/b.py", 3, "AWS key", severity="high", category="security", source="secrets",
-                            rule_id="aws-access-key", cwe="CWE-798"))
+    findings.append(
+        Finding(
+            "src/b.py",
+            3,
+            "AWS key",
+            severity="high",
+            category="security",
+            source="secrets",
+            rule_id="aws-access-key",
+            cwe="CWE-798",
+        )
+    )
     findings.append(Finding("src/c.py", 0, "whole file", severity="low", in_diff=False))
     issues = codequality_issues(_review(*findings))
     assert_codequality_shape(issues)
@@ -71,4 +81,3 @@ def test_empty_review_is_an_empty_array_and_long_text_is_cut() -> None:
     assert json.loads(render_codequality(_review())) == []
     issues = codequality_issues(_review(Finding("a.py", 1, "x" * 5000)))
     assert len(issues[0]["description"]) <= 1000
-

@@ -89,7 +89,8 @@ def _shift_hunks(diff: str, by: int) -> str:
     shifted = re.sub(
         r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@",
         lambda m: f"@@ -{int(m[1]) + by}{m[2] or ''} +{int(m[3]) + by}{m[4] or ''} @@",
-        diff, flags=re.M,
+        diff,
+        flags=re.M,
     )
     assert shifted != diff
     return shifted
@@ -179,8 +180,12 @@ def test_not_a_merge_request_pipeline_is_one_line_and_exit_2(bug_mr: MR) -> None
 def test_shallow_clone_fetches_the_base(bug_mr: MR, tmp_path: Path) -> None:
     clone = tmp_path / "ci-checkout"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{bug_mr.repo}", str(clone)], check=True)
-    assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", bug_mr.base + "^{commit}"],
-                          capture_output=True).returncode != 0
+    assert (
+        subprocess.run(
+            ["git", "-C", str(clone), "cat-file", "-e", bug_mr.base + "^{commit}"], capture_output=True
+        ).returncode
+        != 0
+    )
     ci = MR(clone, bug_mr.base, rev(clone), bug_mr.config)
     with ci.fake(diff_text=mr_diff(bug_mr.repo, bug_mr.base, bug_mr.head)) as fake:
         run = ci.run(fake)
@@ -195,8 +200,12 @@ def test_merged_results_pipeline_reviews_the_source_branch_head(bug_mr: MR) -> N
     git(bug_mr.repo, "commit", "-q", "--allow-empty", "-m", "Merge branch 'feature' into 'main'")
     merge = rev(bug_mr.repo)
     with bug_mr.fake() as fake:
-        run = bug_mr.run(fake, CI_COMMIT_SHA=merge, CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=bug_mr.head,
-                         CI_MERGE_REQUEST_EVENT_TYPE="merged_result")
+        run = bug_mr.run(
+            fake,
+            CI_COMMIT_SHA=merge,
+            CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=bug_mr.head,
+            CI_MERGE_REQUEST_EVENT_TYPE="merged_result",
+        )
         assert run.code == 0, run.err
         assert [n["position"]["head_sha"] for n in fake.diff_notes] == [bug_mr.head]
 
@@ -213,9 +222,26 @@ def test_start_sha_of_the_mr_version_is_used(bug_mr: MR) -> None:
 def test_self_managed_instance_with_a_private_ca(bug_mr: MR, tmp_path: Path) -> None:
     cert, key = tmp_path / "ca.pem", tmp_path / "ca.key"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
     )
     with bug_mr.fake(tls=(cert, key)) as fake:
         assert fake.url.startswith("https://")
