@@ -120,20 +120,29 @@ class GitHubAPI:
 
     # -- plumbing ---------------------------------------------------------------------------------
     def call(self, fn: Callable[[], T], *, write: bool = False) -> T:
+        import requests
         from github import GithubException
 
         if write:
             self._pace()
         for attempt in range(self._tries):
+            last = attempt == self._tries - 1
             try:
                 return fn()
             except GithubException as exc:
                 wait = retry_wait(exc, attempt)
-                if wait is None or attempt == self._tries - 1 or wait > MAX_WAIT_SECONDS:
+                if wait is None or last or wait > MAX_WAIT_SECONDS:
                     if exc.status in (401, 403, 404) and write:
                         raise PermissionDenied(_describe(exc)) from None
+                    if exc.status in (401, 403, 404):
+                        raise PrereviewError(_describe_read(exc, self.repo_name)) from None
                     raise
                 self._sleep(wait)
+            except requests.ConnectionError as exc:
+                if last:
+                    why = f"cannot reach the GitHub API at {self.api_url} ({type(exc).__name__})"
+                    raise PrereviewError(f"{why}; check GITHUB_API_URL") from None
+                self._sleep(float(2**attempt))
         raise AssertionError("unreachable")
 
     def _pace(self) -> None:
@@ -207,6 +216,15 @@ def _describe(exc: Any) -> str:
     return (
         f"GitHub refused a write ({exc.status}: {msg}); give the token `pull-requests: write` "
         "(a fork PR's token is read-only)"
+    )
+
+
+def _describe_read(exc: Any, repo: str) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub answered {exc.status} ({msg}) reading {repo}; check GITHUB_TOKEN, GITHUB_REPOSITORY "
+        "and the pull request number"
     )
 
 

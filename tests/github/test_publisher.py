@@ -186,3 +186,14 @@ def test_write_refused_is_permission_denied(status: int) -> None:
         gh.fail("POST", r"/issues/1/comments$", status, message="Resource not accessible by integration")
         with pytest.raises(PermissionDenied, match="pull-requests: write"):
             _api(gh).create_issue_comment(1, "x")
+
+
+def test_read_errors_are_one_line_user_errors() -> None:
+    from bot.types import PrereviewError
+
+    with FakeGitHub(diff_text=_diff(1), head_sha=HEAD, base_sha=BASE) as gh:
+        with pytest.raises(PrereviewError, match="answered 404 .*check GITHUB_TOKEN"):
+            _api(gh).pull(7)
+        url = gh.url
+    with pytest.raises(PrereviewError, match="cannot reach the GitHub API"):
+        GitHubAPI(url, "t", "o/r", sleep=_Sleeps(), tries=2).pull(1)
