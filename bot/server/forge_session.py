@@ -88,7 +88,65 @@ def _github_token(job: Job, cfg: Config, secrets: Secrets) -> str:
     )
 
 
-SESSIONS: dict[str, Any] = {"github": GitHubSession}
+DEVELOPER = 30  # GitLab access levels: 10 guest, 20 reporter, 30 developer, 40 maintainer, 50 owner
+
+
+class GitLabSession:
+    def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
+        from ..forges.gitlab import GitLabForge
+
+        if not secrets.gitlab_token:
+            raise PrereviewError(
+                "no GitLab token; set PREREVIEW_GITLAB_TOKEN (or PREREVIEW_GITLAB_TOKEN_FILE)"
+            )
+        self.job, self.cfg = job, cfg
+        self._token = secrets.gitlab_token
+        self.forge = GitLabForge(cfg.server.gitlab_url, secrets.gitlab_token, job.repo)
+
+    def __repr__(self) -> str:  # never show the token
+        return f"GitLabSession({self.job.repo!r}!{self.job.number})"
+
+    def fetch(self) -> ChangeRequest:
+        return self.forge.fetch(ChangeRef("gitlab", self.job.repo, number=self.job.number))
+
+    def react(self, comment_id: int) -> None:
+        self.forge.award_emoji(self.job.number, comment_id, "eyes")
+
+    def reply(self, text: str, comment_id: int | None) -> None:
+        if comment_id is not None:
+            if comment_id in replied_to([n.get("body") or "" for n in self.forge.notes(self.job.number)]):
+                return
+            text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
+        self.forge.create_note(self.job.number, text)
+
+    def publish(self, change: ChangeRequest, review: Review) -> None:
+        self.forge.post_review(change, review, self.cfg.gitlab)
+
+    def set_paused(self, paused: bool) -> None:
+        return None  # remembered in the server's store only
+
+    def may_command(self, job: Job) -> bool:
+        """Developer or higher, inherited memberships included (GET /projects/:id/members/all/:user_id)."""
+        import gitlab
+        import gitlab.exceptions
+
+        from ..forges.gitlab import api_root
+
+        if job.author_id is None:
+            return False
+        client = gitlab.Gitlab(
+            api_root(self.cfg.server.gitlab_url), private_token=self._token, keep_base_url=True, timeout=30
+        )
+        try:
+            member = client.projects.get(job.repo, lazy=True).members_all.get(job.author_id)
+        except gitlab.exceptions.GitlabGetError as exc:
+            if exc.response_code == 404:
+                return False  # not a member
+            raise
+        return int(member.access_level) >= DEVELOPER
+
+
+SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}
 
 
 def open_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:

@@ -72,9 +72,21 @@ class RedisServer:
     def __init__(self, tmp: Path) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [redis_binary() or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(tmp)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                redis_binary() or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(tmp),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         import redis
 
@@ -100,15 +112,24 @@ def _ping(client: Any) -> bool:
 class Stack:
     """One server (no workers) plus separately started worker processes, sharing one queue."""
 
-    def __init__(self, tmp: Path, github_url: str, *, queue: str = "sqlite", redis_url: str | None = None,
-                 server: dict[str, Any] | None = None, model: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        github_url: str,
+        gitlab_url: str | None = None,
+        *,
+        queue: str = "sqlite",
+        redis_url: str | None = None,
+        server: dict[str, Any] | None = None,
+        model: dict[str, Any] | None = None,
+    ) -> None:
         self.tmp = tmp
         self.port = free_port()
         settings: dict[str, Any] = {
             "queue": queue,
             "queue_path": str(tmp / "queue.sqlite3"),
             "github_api_url": github_url,
-            "gitlab_url": github_url,
+            "gitlab_url": gitlab_url or github_url,
             "rate_limit_per_minute": 100000,
             "coalesce_seconds": 0.0,
             "lease_seconds": 5.0,
@@ -139,7 +160,11 @@ class Stack:
         log = open(self.tmp / f"{args[0]}-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
         return subprocess.Popen(
             [sys.executable, "-m", "bot", *args, "--config", str(self.config)],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=ROOT,
         )
 
     def start_server(self) -> None:
@@ -178,10 +203,20 @@ class Stack:
         self.http.close()
 
     # --- sending ---------------------------------------------------------------------------------
-    def github(self, body: bytes, event: str = "issue_comment", *, delivery: str | None = None,
-               signature: str | None = "valid", headers: dict[str, str] | None = None) -> httpx.Response:
-        h = {"Content-Type": "application/json", "X-GitHub-Event": event,
-             "X-GitHub-Delivery": delivery or str(uuid.uuid4())}
+    def github(
+        self,
+        body: bytes,
+        event: str = "issue_comment",
+        *,
+        delivery: str | None = None,
+        signature: str | None = "valid",
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        h = {
+            "Content-Type": "application/json",
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+        }
         if signature == "valid":
             h["X-Hub-Signature-256"] = github_signature(SECRET, body)
         elif signature is not None:
@@ -189,10 +224,19 @@ class Stack:
         h.update(headers or {})
         return self.http.post("/webhooks/github", content=body, headers=h)
 
-    def gitlab(self, body: bytes, *, token: str | None = GITLAB_TOKEN, delivery: str | None = None,
-               event: str = "Note Hook") -> httpx.Response:
-        h = {"Content-Type": "application/json", "X-Gitlab-Event": event,
-             "X-Gitlab-Event-UUID": delivery or str(uuid.uuid4())}
+    def gitlab(
+        self,
+        body: bytes,
+        *,
+        token: str | None = GITLAB_TOKEN,
+        delivery: str | None = None,
+        event: str = "Note Hook",
+    ) -> httpx.Response:
+        h = {
+            "Content-Type": "application/json",
+            "X-Gitlab-Event": event,
+            "X-Gitlab-Event-UUID": delivery or str(uuid.uuid4()),
+        }
         if token is not None:
             h["X-Gitlab-Token"] = token
         return self.http.post("/webhooks/gitlab", content=body, headers=h)

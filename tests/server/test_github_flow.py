@@ -50,8 +50,11 @@ def test_owner_review_posts_a_review(stack: Stack, gh: FakeGitHub) -> None:
     cid = next(_ids)
     r = stack.github(comment_event("/review", comment_id=cid))
     assert r.status_code == 202, r.text
-    wait_for(lambda: gh.reviews and any("prereview:summary" in c["body"] for c in gh.issue_comments),
-             60, "a review on the emulated GitHub\n" + stack.logs())
+    wait_for(
+        lambda: gh.reviews and any("prereview:summary" in c["body"] for c in gh.issue_comments),
+        60,
+        "a review on the emulated GitHub\n" + stack.logs(),
+    )
     assert gh.reviews[0]["state"] == "COMMENTED"
     assert [c["path"] for c in gh.comments] == ["app.py"]
     assert {"content": "eyes", "subject_id": cid} in [
@@ -65,8 +68,11 @@ def test_forged_or_missing_signature_is_401_and_no_job(stack: Stack, gh: FakeGit
     r1 = stack.github(comment_event("/review", comment_id=forged), signature="sha256=" + "0" * 64)
     r2 = stack.github(comment_event("/review", comment_id=missing), signature=None)
     body = comment_event("/review", comment_id=forged)
-    r3 = stack.github(body, signature=stack.github.__self__ and None,  # signature of another body
-                      headers={"X-Hub-Signature-256": "sha256=" + "f" * 64})
+    r3 = stack.github(
+        body,
+        signature=stack.github.__self__ and None,  # signature of another body
+        headers={"X-Hub-Signature-256": "sha256=" + "f" * 64},
+    )
     assert (r1.status_code, r2.status_code, r3.status_code) == (401, 401, 401)
     reviews = len(gh.reviews)
     ask(stack, gh, "/help")  # barrier
@@ -101,7 +107,9 @@ def test_bot_comments_and_other_bots_commands_are_ignored(stack: Stack, gh: Fake
     data["comment"]["user"].update(login="prereview[bot]", type="Bot")
     r = stack.github(json.dumps(data).encode())
     assert (r.status_code, r.json()["status"]) == (200, "comment by a bot")
-    r = stack.github(comment_event("/retest", comment_id=next(_ids)))  # the real payload: another bot's command
+    r = stack.github(
+        comment_event("/retest", comment_id=next(_ids))
+    )  # the real payload: another bot's command
     assert (r.status_code, r.json()["status"]) == (200, "no command")
 
 
@@ -133,6 +141,11 @@ def test_burst_of_50_webhooks_each_processed_exactly_once(stack: Stack, gh: Fake
 def test_metrics_and_health(stack: Stack) -> None:
     assert stack.http.get("/healthz").json()["status"] == "ok"
     text = stack.metrics()
-    for name in ("prereview_job_duration_seconds_bucket", "prereview_model_tokens_total",
-                 "prereview_tokens_per_second", 'prereview_jobs_total{outcome="failed"}', "prereview_webhooks_total"):
+    for name in (
+        "prereview_job_duration_seconds_bucket",
+        "prereview_model_tokens_total",
+        "prereview_tokens_per_second",
+        'prereview_jobs_total{outcome="failed"}',
+        "prereview_webhooks_total",
+    ):
         assert name in text

@@ -1,0 +1,52 @@
+"""kill -9 of a worker mid-job: the job completes after a restart, with no duplicate comments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.github_api import FakeGitHub
+from tests.server.stack import DIFF, RedisServer, Stack, comment_event, redis_binary, wait_for
+
+REPO, PR = "chmouel/scratchmyback", 1
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    if request.param == "sqlite":
+        yield {"queue": "sqlite"}
+        return
+    if redis_binary() is None:
+        pytest.skip("redis-server not installed (apt-get install redis-server; .ci/run installs it)")
+    redis = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield {"queue": "redis", "redis_url": redis.url}
+    redis.stop()
+
+
+def test_killed_worker_job_completes_after_restart_without_duplicates(backend: dict, tmp_path) -> None:
+    with FakeGitHub(repo=REPO, pr_number=PR, diff_text=DIFF, head_sha="c" * 40, base_sha="d" * 40) as gh:
+        stack = Stack(tmp_path, gh.url, **backend)
+        try:
+            stack.start_server()
+            worker = stack.start_worker()
+            # The summary comment keeps failing (502, retried with backoff), so the job is caught after
+            # its inline review was posted and before it finished.
+            gh.fail("POST", rf"/issues/{PR}/comments$", 502, times=10_000)
+            assert stack.github(comment_event("/review", comment_id=77)).status_code == 202
+            wait_for(lambda: gh.reviews, 60, "the inline review\n" + stack.logs())
+            stack.kill(worker)
+            gh._failures.clear()
+            assert not any("prereview:summary" in c["body"] for c in gh.issue_comments)
+            stack.start_worker()
+            wait_for(
+                lambda: any("prereview:summary" in c["body"] for c in gh.issue_comments),
+                60,
+                "the summary after the restart\n" + stack.logs(),
+            )
+            assert len(gh.reviews) == 1
+            assert len(gh.comments) == 1  # the retried job found its inline comment and did not repost it
+            assert sum("prereview:summary" in c["body"] for c in gh.issue_comments) == 1
+            assert "lost its worker" in stack.logs()
+        finally:
+            stack.stop()
