@@ -129,8 +129,17 @@ def fetch(repo: Path) -> ChangeRequest:
     return replace(change, title="")  # the bench commit subject names the case: never show it
 
 
-def run_pipeline(change: ChangeRequest, cfg: Any, lazy: runner.LazyModel) -> list[Finding]:
-    return list(runner.review_change(change, cfg, model=lazy).findings)
+def run_pipeline(
+    change: ChangeRequest, cfg: Any, lazy: runner.LazyModel
+) -> tuple[list[Finding], dict[str, Any]]:
+    review = runner.review_change(change, cfg, model=lazy)
+    st = review.stats
+    return list(review.findings), {
+        "prompt_tokens": st.prompt_tokens,
+        "completion_tokens": st.completion_tokens,
+        "seconds_model": st.seconds_model,
+        "notes": list(review.notes),
+    }
 
 
 BASELINE_SYSTEM = (
@@ -141,7 +150,9 @@ BASELINE_SYSTEM = (
 )
 
 
-def run_baseline(change: ChangeRequest, cfg: Any, lazy: runner.LazyModel) -> list[Finding]:
+def run_baseline(
+    change: ChangeRequest, cfg: Any, lazy: runner.LazyModel
+) -> tuple[list[Finding], dict[str, Any]]:
     """One prompt with the raw diff: no scanners, no enclosing-function context, no verification."""
     model: Model = lazy()
     diff = parse(change.diff_text)
@@ -150,10 +161,15 @@ def run_baseline(change: ChangeRequest, cfg: Any, lazy: runner.LazyModel) -> lis
     completion = model.complete(
         messages, schema=schema, max_tokens=cfg.review.max_new_tokens, temperature=0.0
     )
+    stats = {
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "seconds_model": round(completion.seconds, 3),
+    }
     try:
         raw = json.loads(completion.text)["findings"]
     except (json.JSONDecodeError, KeyError, TypeError):
-        return []
+        return [], stats
     sections = tuple(context.Section(f.path, h, "", 0) for f in diff.files for h in f.hunks)
     chunk = context.Chunk(sections)
     out = []
@@ -170,7 +186,7 @@ def run_baseline(change: ChangeRequest, cfg: Any, lazy: runner.LazyModel) -> lis
             )
         if f is not None:
             out.append(f)
-    return out
+    return out, stats
 
 
 def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, Any]:
@@ -219,7 +235,8 @@ def summarize(rows: list[dict[str, Any]]) -> str:
         cw = [r for r in bugs if r.get("cwe_ok") is not None]
         det = sum(bool(r["detected"]) for r in bugs)
         lines.append(
-            f"{title:<22} detect {_pct(det, len(bugs)):<18} quiet {_pct(sum(bool(r['quiet']) for r in quiet), len(quiet)):<18}"
+            f"{title:<22} detect {_pct(det, len(bugs)):<18}"
+            f" quiet {_pct(sum(bool(r['quiet']) for r in quiet), len(quiet)):<18}"
             f" cwe {_pct(sum(bool(r['cwe_ok']) for r in cw), len(cw)):<18}"
             f" findings/change {sum(r['n_findings'] for r in rs) / max(1, len(rs)):4.2f}"
             f" (>=medium {sum(r['n_strong'] for r in rs) / max(1, len(rs)):4.2f})"
@@ -292,7 +309,8 @@ def main(argv: list[str] | None = None) -> None:
                 t0 = time.monotonic()
                 row = {**c, "mode": mode, "model": cfg.model.name}
                 try:
-                    row |= score(c, path, review(fetch(repo), cfg, lazy))
+                    found, stats = review(fetch(repo), cfg, lazy)
+                    row |= score(c, path, found) | stats
                 except Exception as exc:  # a failing case is a figure, not the end of the run
                     row |= {
                         "error": f"{type(exc).__name__}: {exc}"[:300],

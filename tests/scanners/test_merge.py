@@ -57,7 +57,7 @@ def _review(make_repo, model: ScriptedModel, **scanners: object):
 def test_self_verification_confirms(make_repo) -> None:
     model = ScriptedModel({"replies": [
         {"findings": [CLAIM]},
-        {"match": "Is the claim a real defect", "text": json.dumps({"reason": "yes", "verdict": "confirmed"})},
+        {"match": "double-check one claim", "text": json.dumps({"reason": "yes", "verdict": "confirmed"})},
     ]})
     [f] = _review(make_repo, model).findings
     assert f.severity == "high" and len(model.requests) == 2
@@ -67,7 +67,7 @@ def test_self_verification_confirms(make_repo) -> None:
 def test_self_verification_downgrades_a_rejected_finding(make_repo) -> None:
     model = ScriptedModel({"replies": [
         {"findings": [CLAIM]},
-        {"match": "Is the claim a real defect", "text": json.dumps({"reason": "fine", "verdict": "rejected"})},
+        {"match": "double-check one claim", "text": json.dumps({"reason": "fine", "verdict": "rejected"})},
     ]})
     [f] = _review(make_repo, model).findings
     assert f.severity == "low" and f.evidence == "self-check: not confirmed"
