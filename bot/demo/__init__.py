@@ -14,15 +14,28 @@ def make_repo(dest: Path) -> Path:
 
     def git(*args: str) -> None:
         subprocess.run(
-            ["git", "-C", str(dest), "-c", "user.name=prereview demo", "-c", "user.email=demo@example.invalid", *args],
+            [
+                "git",
+                "-C",
+                str(dest),
+                "-c",
+                "user.name=prereview demo",
+                "-c",
+                "user.email=demo@example.invalid",
+                *args,
+            ],
             check=True,
             capture_output=True,
         )
 
     git("init", "-q", "-b", "main")
-    (dest / "users.py").write_text(files.joinpath("users_base.py.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (dest / "users.py").write_text(
+        files.joinpath("users_base.py.txt").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     git("add", "users.py")
     git("commit", "-q", "-m", "Add user store")
-    (dest / "users.py").write_text(files.joinpath("users_head.py.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (dest / "users.py").write_text(
+        files.joinpath("users_head.py.txt").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     git("commit", "-q", "-am", "Build the user query inline and fix average")
     return dest
