@@ -10,25 +10,42 @@ import pytest
 
 from bot.server.forge_session import replied_to
 from tests.fakes.github_api import FakeGitHub
-from tests.server.stack import DIFF, Stack, comment_event, payload, wait_for
+from tests.server.stack import DIFF, RedisServer, Stack, comment_event, payload, redis_binary, wait_for
 
 REPO, PR = "chmouel/scratchmyback", 1
 _ids = itertools.count(5000)
 
 
-@pytest.fixture(scope="module")
-def gh() -> Iterator[FakeGitHub]:
+@pytest.fixture(scope="module", params=["sqlite", "redis"])
+def env(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Stack, FakeGitHub]]:
+    """The same tests with the embedded SQLite queue and with a real redis-server."""
+    redis = None
+    backend: dict[str, str] = {"queue": request.param}
+    if request.param == "redis":
+        if redis_binary() is None:
+            pytest.skip("redis-server not installed (apt-get install redis-server; .ci/run installs it)")
+        redis = RedisServer(tmp_path_factory.mktemp("redis"))
+        backend["redis_url"] = redis.url
     with FakeGitHub(repo=REPO, pr_number=PR, diff_text=DIFF, head_sha="a" * 40, base_sha="b" * 40) as fake:
-        yield fake
+        s = Stack(tmp_path_factory.mktemp("stack"), fake.url, **backend)  # type: ignore[arg-type]
+        s.start_server()
+        s.start_worker(2)
+        yield s, fake
+        s.stop()
+    if redis is not None:
+        redis.stop()
 
 
-@pytest.fixture(scope="module")
-def stack(gh: FakeGitHub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    s = Stack(tmp_path_factory.mktemp("stack"), gh.url)
-    s.start_server()
-    s.start_worker(2)
-    yield s
-    s.stop()
+@pytest.fixture
+def stack(env: tuple[Stack, FakeGitHub]) -> Stack:
+    return env[0]
+
+
+@pytest.fixture
+def gh(env: tuple[Stack, FakeGitHub]) -> FakeGitHub:
+    return env[1]
 
 
 def replies(gh: FakeGitHub) -> list[int]:
