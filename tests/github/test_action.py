@@ -216,3 +216,17 @@ def test_missing_token_is_a_one_line_error(action: Action) -> None:
     assert exc.value.code == 2
     err = action.capfd.readouterr().err
     assert err.strip().splitlines() == [err.strip()] and "GITHUB_TOKEN is not set" in err
+
+
+def test_review_dash_i_reviews_since_the_last_reviewed_head(action: Action) -> None:
+    action.run("pull_request", action.opened())
+    gh = action.gh
+    first = len(gh.comments)
+    action.commit({"python_programs/extra.py": "def twice(x):\n    return x + x + x\n"})
+    command = payload("issue_comment.created.on_pr.pac-retest.json", body="/review -i")
+    run = action.run("issue_comment", command)
+    assert run.code == 0, run.err
+    assert {c["path"] for c in gh.comments[first:]} == {"python_programs/extra.py"}
+    summary = next(c["body"] for c in gh.issue_comments if SUMMARY_MARKER in c["body"])
+    assert f"<!-- prereview:head={action.head} -->" in summary
+    assert gh.schema_errors == []
