@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import PLATFORM, git
 from tests.fakes.gitlab_api import LINE_CODE_ERROR, TOKEN
 from tests.gitlab.conftest import MR, assert_positions_on_diff, mr_diff, rev
 from tests.gitlab.test_codequality import assert_codequality_shape
@@ -267,3 +267,29 @@ def test_report_path_from_config(bug_mr: MR, scripted_yaml) -> None:  # type: ig
         assert run.code == 0, run.err
         assert fake.requests == []
     assert json.loads((bug_mr.repo / "reports" / "cq.json").read_text())
+
+
+def test_env_from_a_real_merge_request_hook(bug_mr: MR) -> None:
+    """Project, MR and branches as GitLab's own merge_request hook payload names them."""
+    hook = json.loads((PLATFORM / "payloads" / "gitlab" / "merge_request.pac.json").read_text())
+    mr, project = hook["object_attributes"], hook["project"]
+    with bug_mr.fake(
+        project_id=project["id"],
+        project_path=project["path_with_namespace"],
+        mr_iid=mr["iid"],
+        title=mr["title"],
+        source_branch=mr["source_branch"],
+        target_branch=mr["target_branch"],
+    ) as fake:
+        run = bug_mr.run(
+            fake,
+            CI_PROJECT_PATH=project["path_with_namespace"],
+            CI_MERGE_REQUEST_TITLE=mr["title"],
+            CI_MERGE_REQUEST_SOURCE_BRANCH_NAME=mr["source_branch"],
+            CI_MERGE_REQUEST_TARGET_BRANCH_NAME=mr["target_branch"],
+        )
+        assert run.code == 0, run.err
+        assert fake.violations == [] and len(fake.diff_notes) == 1
+        assert all(
+            r.path.startswith(f"/projects/{project['id']}/merge_requests/{mr['iid']}") for r in fake.requests
+        )

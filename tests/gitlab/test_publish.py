@@ -253,3 +253,26 @@ def test_award_emoji_for_the_webhook_server(gl: FakeGitLab) -> None:
 
 def test_forge_repr_hides_the_token(gl: FakeGitLab) -> None:
     assert TOKEN not in repr(forge(gl))
+
+
+def test_renamed_file_positions_carry_both_paths(make_repo: Callable[..., Path]) -> None:
+    body = "".join(f"def f{i}():\n    return {i}\n" for i in range(12))
+    repo = make_repo(
+        {"lib/old_name.py": body},
+        {"lib/old_name.py": None, "lib/new_name.py": body.replace("return 5", "return -5")},
+    )
+    base, head = rev(repo, "HEAD~1"), rev(repo)
+    diff = mr_diff(repo, base, head)
+    assert "rename from lib/old_name.py" in diff
+    ch = ChangeRequest(ChangeRef("gitlab", "42", base, head, 7), base, head, diff, workdir=repo)
+    with FakeGitLab(diff_text=diff, base_sha=base, head_sha=head) as fake:
+        f = Finding("lib/new_name.py", 12, "negative", quote="    return -5")
+        res = publish(forge(fake), ch, review(ch, f), GitLabConfig())
+        assert res.discussions == 1 and fake.rejected == [] and fake.violations == []
+        pos = fake.diff_notes[0]["position"]
+        assert (pos["old_path"], pos["new_path"], pos["new_line"]) == (
+            "lib/old_name.py",
+            "lib/new_name.py",
+            12,
+        )
+        assert_positions_on_diff(fake)
