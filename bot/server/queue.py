@@ -39,6 +39,7 @@ class RunStats:
 
 
 class JobRunner(Protocol):
+    def ack(self, job: Job) -> None: ...  # at once, before waiting for the PR (e.g. a 👀 reaction)
     def run(self, job: Job) -> RunStats | None: ...
 
 
@@ -124,6 +125,8 @@ class JobQueue:
         if rec is None or rec["attempt"] != attempt or rec["state"] != "queued":
             return  # done, superseded by a retry, or a duplicate message
         job = Job.from_dict(rec["job"])
+        if self.ledger.once(f"ack:{job_id}"):
+            self._ack(job)
         owner = owner_id()
         lease = self.ledger.acquire(job.pr_key, job_id, owner, self.cfg.lease_seconds)
         if lease is None:
@@ -147,6 +150,12 @@ class JobQueue:
         finally:
             self.ledger.release(lease)
 
+    def _ack(self, job: Job) -> None:
+        try:
+            self.runner().ack(job)
+        except Exception as exc:  # an acknowledgement is a courtesy: the job itself must still run
+            log.warning("job %s: could not acknowledge (%s: %s)", job.id, type(exc).__name__, exc)
+
     def _run(self, job: Job, rec: dict[str, Any], lease: Lease) -> None:
         t0 = time.monotonic()
         try:
@@ -167,6 +176,7 @@ class JobQueue:
 
     def _finish(self, job_id: str, attempt: int, outcome: str) -> None:
         self.ledger.delete(JOB + job_id)
+        self.ledger.delete(f"ack:{job_id}")
         for k in range(attempt + 1):
             self.ledger.delete(f"claim:{job_id}:{k}")
         self.ledger.count(f"m:jobs:{outcome}")

@@ -51,10 +51,12 @@ class ForgeRunner:
         self.model = model or LazyModel(cfg, Quiet())
         self._sessions = sessions
 
+    def ack(self, job: Job) -> None:
+        if job.comment_id is not None:
+            self._sessions(job, self.cfg, self.secrets).react(job.comment_id)  # 👀: seen, on it
+
     def run(self, job: Job) -> RunStats | None:
         forge = self._sessions(job, self.cfg, self.secrets)
-        if job.comment_id is not None:
-            forge.react(job.comment_id)  # 👀: seen, working on it
         if job.kind == "refuse" or (job.check_access and not forge.may_command(job)):
             forge.reply(REFUSAL.format(author=job.author or "there"), job.comment_id)
             return None

@@ -111,6 +111,9 @@ def queue(tmp_path) -> JobQueue:
     ran: list[Job] = []
 
     class Recorder:
+        def ack(self, job: Job) -> None:
+            pass
+
         def run(self, job: Job) -> RunStats:
             ran.append(job)
             return RunStats(10, 5, 0.5)
@@ -184,3 +187,54 @@ def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path) -> None:
         env=env,
     )
     assert r.returncode == 2 and "PREREVIEW_GITHUB_WEBHOOK_SECRET" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_github_app_installation_token(tmp_path) -> None:
+    """App id + private key -> a JWT-signed request for the webhook's installation token (loopback)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from bot.config import Config
+    from bot.server.forge_session import _github_token
+    from bot.server.secrets import Secrets
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    seen: list[tuple[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            seen.append((self.path, self.headers.get("Authorization", "")))
+            body = json.dumps({"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}).encode()
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = Config.model_validate(
+            {"server": {"github_api_url": f"http://127.0.0.1:{server.server_address[1]}"}}
+        )
+        job = Job("review", "github", "o/r", 1, installation=42)
+        token = _github_token(
+            job, cfg, Secrets(github_app_id="123", github_private_key=pem, github_token="pat")
+        )
+    finally:
+        server.shutdown()
+    assert token == "ghs_installation"
+    path, auth = seen[0]
+    assert path == "/app/installations/42/access_tokens" and auth.startswith("Bearer ")
+    claims = jwt.decode(auth.split()[1], key.public_key(), algorithms=["RS256"])
+    assert claims["iss"] == "123"
