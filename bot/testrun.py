@@ -291,7 +291,8 @@ class Breakage:
     head: TestRun
 
     def describe(self) -> str:
-        shown = ", ".join(self.tests[:3]) + (f" (+{len(self.tests) - 3} more)" if len(self.tests) > 3 else "")
+        names = [t.rsplit("::", 1)[-1] for t in self.tests]
+        shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
         what = "the test run" if self.tests == ("(test run)",) else shown
         return f"{what}: {first_error(self.head.output) or self.head.summary()}"
 
@@ -330,6 +331,15 @@ def first_error(output: str) -> str:
     """The first assertion/exception line of a failure (pytest's `E   ` lines, else a `*Error:` line)."""
     m = re.search(r"^E\s+(.+)$", output, re.M) or re.search(r"^(\w*(?:Error|Exception)\b.*)$", output, re.M)
     return m.group(1).strip()[:200] if m else ""
+
+
+def failure_excerpt(output: str, chars: int = 900) -> str:
+    """The first failure's report (pytest's `___ test ___` block), else the output's tail."""
+    blocks = re.split(r"^_{3,} .* _{3,}$", output, flags=re.M)
+    if len(blocks) > 1:
+        first = re.split(r"^={3,}", blocks[1], flags=re.M)[0].strip()
+        return first[-chars:]
+    return output.strip()[-chars:]
 
 
 def localize(breakage: Breakage, diff: Diff) -> tuple[str, int]:
