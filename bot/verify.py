@@ -196,7 +196,9 @@ class PatchStage:
         if text is None:
             return None
         broke = f.rule_id == "tests/broken"
-        problem = propose.Problem(f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else "")
+        problem = propose.Problem(
+            f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
+        )
         breakage = self.breakage if broke else None
         model = model_factory()
         for i, patch in enumerate(propose.candidates(model, problem, text, self.cfg.patches.candidates), 1):
