@@ -81,7 +81,7 @@ class SandboxConfig(_Section):
     max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
     cpus: float = Field(2.0, description="docker backend: CPUs for a test run")
     ro_paths: list[str] = Field(
-        default_factory=list, description="bubblewrap: extra host paths visible read-only (e.g. a toolchain in /opt)"
+        default_factory=list, description="bubblewrap: extra host paths shown read-only (a toolchain in /opt)"
     )
 
 
