@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,9 +69,26 @@ def command(
             *options_to_argv(config_file, overrides),
         ]
         worker = subprocess.Popen(argv)
+    # uvicorn re-raises SIGINT/SIGTERM after its graceful shutdown; turn that into an exit that still
+    # stops the workers (SIGINT: huey finishes running jobs; interrupted ones are retried anyway).
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGINT, _exit)
     try:
         uvicorn.run(create_app(server), host=host, port=port, timeout_keep_alive=5, log_level="info")
     finally:
         if worker is not None:
-            worker.terminate()
-            worker.wait(timeout=30)
+            _stop(worker)
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _stop(worker: subprocess.Popen[bytes]) -> None:
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGINT)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()

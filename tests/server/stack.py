@@ -167,8 +167,10 @@ class Stack:
             cwd=ROOT,
         )
 
-    def start_server(self) -> None:
-        self.server = self._spawn("serve", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "0")
+    def start_server(self, workers: int = 0) -> None:
+        self.server = self._spawn(
+            "serve", "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers)
+        )
         wait_for(self._healthy, 60, "the server's /healthz")
 
     def _healthy(self) -> bool:

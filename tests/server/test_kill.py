@@ -50,3 +50,24 @@ def test_killed_worker_job_completes_after_restart_without_duplicates(backend: d
             assert "lost its worker" in stack.logs()
         finally:
             stack.stop()
+
+
+def test_serve_with_workers_answers_and_stops_them_on_sigterm(tmp_path) -> None:
+    import os
+    import signal
+
+    from bot.server.forge_session import replied_to
+
+    with FakeGitHub(repo=REPO, pr_number=PR, diff_text=DIFF) as gh:
+        stack = Stack(tmp_path, gh.url)
+        try:
+            stack.start_server(workers=1)
+            assert stack.github(comment_event("/help", comment_id=5)).status_code == 202
+            wait_for(lambda: 5 in replied_to([c["body"] for c in gh.issue_comments]), 60, "the help reply")
+            assert stack.server is not None
+            stack.server.send_signal(signal.SIGTERM)
+            assert stack.server.wait(40) == 0
+            with pytest.raises(ProcessLookupError):  # the workers it started are gone too
+                os.killpg(stack.server.pid, 0)
+        finally:
+            stack.stop()
