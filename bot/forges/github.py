@@ -267,26 +267,26 @@ class GitHubForge:
             author=pr.user.login if pr.user else "",
             url=pr.html_url or "",
         )
-        local = self._local(base, head)
-        if local is not None:
-            merge_base, diff_text = local
-            return replace(meta, base_sha=merge_base, diff_text=diff_text, workdir=self.workspace)
-        diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))
-        return replace(meta, diff_text=diff_text)
+        if not self._head_checked_out(head):
+            diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))
+            return replace(meta, diff_text=diff_text)
+        try:
+            merge_base = git.git(self.workspace, "merge-base", base, head).strip()  # type: ignore[arg-type]
+        except git.GitError:  # a shallow clone: the API's diff, the checkout still gives file context
+            diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))
+            return replace(meta, diff_text=diff_text, workdir=self.workspace)
+        # GitHub shows base...head (three dots): the diff from the merge base, so lines match its diff.
+        diff_text = git.diff(self.workspace, merge_base, head)  # type: ignore[arg-type]
+        return replace(meta, base_sha=merge_base, diff_text=diff_text, workdir=self.workspace)
 
-    def _local(self, base: str, head: str) -> tuple[str, str] | None:
-        """(merge-base, diff) from the workspace when it has the head checked out and the base reachable."""
+    def _head_checked_out(self, head: str) -> bool:
         ws = self.workspace
         if ws is None or not (ws / ".git").exists():
-            return None
+            return False
         try:
-            if git.git(ws, "rev-parse", "HEAD").strip() != head:
-                return None
-            merge_base = git.git(ws, "merge-base", base, head).strip()
+            return git.git(ws, "rev-parse", "HEAD").strip() == head
         except git.GitError:
-            return None
-        # GitHub shows base...head (three dots): the diff from the merge base, so lines match its diff.
-        return merge_base, git.diff(ws, merge_base, head)
+            return False
 
     def local_diff(self, old: str, new: str) -> str | None:
         """`old..new` from the workspace (incremental review); None when either is not reachable there."""

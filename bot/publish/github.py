@@ -80,6 +80,8 @@ def fits(diff: Diff, comment: dict[str, Any]) -> bool:
 
 def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
     """The review comment for a finding, or None when no position of it is on the diff."""
+    if f.side != "RIGHT":  # a suggestion replaces new-side lines; on removed lines it would make no sense
+        f = f.with_(verified=False)
     if f.end_line and f.end_line > f.line:
         ranged = {
             "path": f.path,

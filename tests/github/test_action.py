@@ -8,7 +8,7 @@ from bot.diff import parse
 from bot.publish.github import RESOLVED_MARKER
 from bot.render.markdown import SUMMARY_MARKER, fingerprints_in
 
-from .conftest import Action, payload, pr_diff
+from .conftest import Action, git, payload, pr_diff
 
 
 def _assert_on_diff(action: Action) -> None:
@@ -230,3 +230,14 @@ def test_review_dash_i_reviews_since_the_last_reviewed_head(action: Action) -> N
     summary = next(c["body"] for c in gh.issue_comments if SUMMARY_MARKER in c["body"])
     assert f"<!-- prereview:head={action.head} -->" in summary
     assert gh.schema_errors == []
+
+
+def test_shallow_head_checkout_uses_the_api_diff_and_the_checkout(action: Action, tmp_path) -> None:
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{action.repo}", str(shallow))
+    action.repo = shallow  # HEAD is the PR head; the base is not in this clone
+    run = action.run("pull_request", action.opened())
+    assert run.code == 0, run.err
+    assert action.gh.calls("GET", "/pulls/1/files") >= 1
+    assert any(c["path"] == "python_programs/gcd.py" and c["line"] == 5 for c in action.gh.comments)
+    _assert_on_diff(action)

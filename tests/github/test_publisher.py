@@ -197,3 +197,10 @@ def test_read_errors_are_one_line_user_errors() -> None:
         url = gh.url
     with pytest.raises(PrereviewError, match="cannot reach the GitHub API"):
         GitHubAPI(url, "t", "o/r", sleep=_Sleeps(), tries=2).pull(1)
+
+
+def test_no_suggestion_on_removed_lines() -> None:
+    text = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,1 @@\n a\n-b\n"
+    f = Finding(path="m.py", line=2, side="LEFT", message="m", suggestion="z\n", verified=True)
+    c = inline_comment(f, parse(text))
+    assert c is not None and c["side"] == "LEFT" and "```suggestion" not in c["body"]
