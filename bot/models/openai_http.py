@@ -63,7 +63,7 @@ class OpenAIHTTPModel:
             for style in styles:
                 body["response_format"] = _response_format(style, schema)
                 last = self._post(body)
-                if last.status_code not in (400, 422):
+                if not _rejects_format(last):
                     self._schema_style = style
                     break
             assert last is not None
@@ -71,7 +71,8 @@ class OpenAIHTTPModel:
         else:
             resp = self._post(body)
         if resp.status_code >= 400:
-            raise ModelError(f"model server {self._base} answered HTTP {resp.status_code}: {resp.text[:200]}")
+            detail = " ".join(resp.text[:300].split())  # one line, whatever the server sent
+            raise ModelError(f"model server {self._base} answered HTTP {resp.status_code}: {detail[:200]}")
         return _parse(resp, time.monotonic() - t0, self._base)
 
     def _post(self, body: dict[str, Any]) -> httpx.Response:
@@ -91,13 +92,22 @@ class OpenAIHTTPModel:
                         "start it or fix --api-base"
                     ) from None
             else:
-                if resp.status_code < 500 and resp.status_code != 429:
+                if (resp.status_code < 500 and resp.status_code != 429) or _rejects_format(resp):
                     return resp
                 if attempt == self._retries:
                     return resp
             time.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")
+
+
+def _rejects_format(resp: httpx.Response) -> bool:
+    """The server does not know this response_format style (so try the other one, don't retry).
+
+    OpenAI, vLLM and llama-server answer 400/422; llama_cpp.server (0.3.x) answers 500 with the
+    pydantic error naming `response_format` (its request model only allows "text" and "json_object").
+    """
+    return resp.status_code in (400, 422) or (resp.status_code == 500 and "response_format" in resp.text)
 
 
 def _response_format(style: str, schema: dict[str, Any]) -> dict[str, Any]:
