@@ -30,7 +30,10 @@ def gguf_bytes(kv: dict[str, int | str], version: int = 3) -> bytes:
 def parts_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A catalog entry backed by two real (tiny) importable part packages on sys.path."""
     site = tmp_path / "site"
-    payload = [gguf_bytes({"general.name": "tiny"})[:20], gguf_bytes({"general.name": "tiny"})[20:] + b"\0" * 50]
+    payload = [
+        gguf_bytes({"general.name": "tiny"})[:20],
+        gguf_bytes({"general.name": "tiny"})[20:] + b"\0" * 50,
+    ]
     for i, blob in enumerate(payload, 1):
         pkg = site / f"tinyparts_p{i}"
         (pkg / "data").mkdir(parents=True)
@@ -39,8 +42,16 @@ def parts_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
     whole = b"".join(payload)
-    return catalog.CatalogEntry("tiny", "test entry", "tiny.gguf", len(whole), hashlib.sha256(whole).hexdigest(),
-                                ("tinyparts_p1", "tinyparts_p2"), "testmodel", 2048)
+    return catalog.CatalogEntry(
+        "tiny",
+        "test entry",
+        "tiny.gguf",
+        len(whole),
+        hashlib.sha256(whole).hexdigest(),
+        ("tinyparts_p1", "tinyparts_p2"),
+        "testmodel",
+        2048,
+    )
 
 
 def test_catalog_entries_are_pinned() -> None:
@@ -68,7 +79,9 @@ def test_ensure_assembles_verifies_and_caches(parts_entry: catalog.CatalogEntry)
     msgs.clear()
     assert catalog.ensure(parts_entry, msgs.append) == path and msgs == []  # second time: no work
     path.write_bytes(b"GGUF truncated")  # damaged cache (size differs): assembled again
-    assert catalog.ensure(parts_entry, msgs.append) == path and catalog.sha256_file(path) == parts_entry.sha256
+    assert (
+        catalog.ensure(parts_entry, msgs.append) == path and catalog.sha256_file(path) == parts_entry.sha256
+    )
 
 
 def test_checksum_mismatch_is_refused(parts_entry: catalog.CatalogEntry) -> None:
@@ -106,8 +119,11 @@ def test_resolve_paths(tmp_path: Path) -> None:
 
 def test_gguf_context_length_header_reader(tmp_path: Path) -> None:
     p = tmp_path / "m.gguf"
-    p.write_bytes(gguf_bytes({"general.architecture": "qwen2", "general.name": "x" * 300,
-                              "qwen2.context_length": 32768}))
+    p.write_bytes(
+        gguf_bytes(
+            {"general.architecture": "qwen2", "general.name": "x" * 300, "qwen2.context_length": 32768}
+        )
+    )
     assert catalog.gguf_context_length(p) == 32768
     p.write_bytes(gguf_bytes({"general.architecture": "qwen2"}))
     assert catalog.gguf_context_length(p) is None

@@ -1,4 +1,4 @@
-"""`prereview review` on bad input: one-line errors with exit 2, or a clean "nothing to review" with exit 0."""
+"""`prereview review` on bad input: a one-line error with exit 2, or "nothing to review" with exit 0."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import yaml
 
 from bot.cli import main
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text())
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text()
+)
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -40,8 +42,10 @@ def cfg_file(tmp_path: Path):
     unless asked for (they are tested on their own; here they would only add seconds)."""
 
     def _make(**sections: dict) -> Path:
-        data: dict = {"model": {"backend": "scripted"},
-                      "scanners": {"secrets": False, "bandit": False, "patterns": False}}
+        data: dict = {
+            "model": {"backend": "scripted"},
+            "scanners": {"secrets": False, "bandit": False, "patterns": False},
+        }
         for k, v in sections.items():
             data.setdefault(k, {}).update(v)
         path = tmp_path / f"cfg{len(list(tmp_path.glob('cfg*.yml')))}.yml"
@@ -52,8 +56,11 @@ def cfg_file(tmp_path: Path):
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x.invalid", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x.invalid", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def bytes_repo(root: Path, base: dict[str, bytes], head: dict[str, bytes]) -> Path:
@@ -121,12 +128,16 @@ def test_bad_flag_values(make_repo, capsys) -> None:
 def test_model_file_missing_or_corrupt(make_repo, tmp_path: Path, capsys, cfg_file) -> None:
     repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
     cfg = cfg_file(model={"backend": "llama_cpp"})
-    code, _, err = run_cli(["review", "--repo", str(repo), "--config", str(cfg), "--model",
-                            str(tmp_path / "missing.gguf")], capsys)
+    code, _, err = run_cli(
+        ["review", "--repo", str(repo), "--config", str(cfg), "--model", str(tmp_path / "missing.gguf")],
+        capsys,
+    )
     assert code == 2 and "does not exist" in one_line_error(err)
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"this is not a model at all\n" * 100)
-    code, _, err = run_cli(["review", "--repo", str(repo), "--config", str(cfg), "--model", str(junk)], capsys)
+    code, _, err = run_cli(
+        ["review", "--repo", str(repo), "--config", str(cfg), "--model", str(junk)], capsys
+    )
     assert code == 2 and "not a GGUF file" in one_line_error(err)
 
 
@@ -148,8 +159,12 @@ def test_unknown_model_name(make_repo, capsys, cfg_file) -> None:
 
 
 def test_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot", "review", "--repo", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "review", "--repo", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("prereview: error:")
 
@@ -165,43 +180,111 @@ def test_empty_diff(make_repo, capsys, cfg_file) -> None:
     cfg = _no_model_cfg(cfg_file)
     code, out, err = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--config", str(cfg)], capsys)
     assert code == 0 and "nothing to review" in err and "No findings." in out
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD", "--format", "json",
-                            "--config", str(cfg), "--fail-level", "info"], capsys)
+    code, out, _ = run_cli(
+        [
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD",
+            "--format",
+            "json",
+            "--config",
+            str(cfg),
+            "--fail-level",
+            "info",
+        ],
+        capsys,
+    )
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0 and doc["findings"] == [] and doc["stats"]["chunks"] == 0 and doc["base"] == doc["head"]
 
 
 def test_binary_only_change(tmp_path: Path, capsys, cfg_file) -> None:
-    repo = bytes_repo(tmp_path / "r", {"logo.dat": b"\x00\x01\x02"}, {"logo.dat": b"\x00\xff\x02", "new.bin": b"\x00"})
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(_no_model_cfg(cfg_file))], capsys)
+    repo = bytes_repo(
+        tmp_path / "r", {"logo.dat": b"\x00\x01\x02"}, {"logo.dat": b"\x00\xff\x02", "new.bin": b"\x00"}
+    )
+    code, out, _ = run_cli(
+        [
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~",
+            "--format",
+            "json",
+            "--config",
+            str(_no_model_cfg(cfg_file)),
+        ],
+        capsys,
+    )
     doc = json.loads(out)
     assert code == 0 and doc["findings"] == [] and doc["coverage"]["reviewed"] == []
     assert {(s["path"], s["reason"]) for s in doc["coverage"]["skipped"]} == {
-        ("logo.dat", "binary file"), ("new.bin", "binary file")}
+        ("logo.dat", "binary file"),
+        ("new.bin", "binary file"),
+    }
 
 
 def test_only_skippable_changes(make_repo, capsys, cfg_file) -> None:
     repo = make_repo(
         {"keep.py": "a = 1\nb = 2\n", "gone.py": "x = 1\n", "old_name.py": "z = 1\n"},
-        {"keep.py": "a = 1\n", "gone.py": None, "package-lock.json": "{}\n", "vendor/lib.py": "v = 1\n",
-         "api_pb2.py": "p = 1\n", "old_name.py": None, "new_name.py": "z = 1\n"},
+        {
+            "keep.py": "a = 1\n",
+            "gone.py": None,
+            "package-lock.json": "{}\n",
+            "vendor/lib.py": "v = 1\n",
+            "api_pb2.py": "p = 1\n",
+            "old_name.py": None,
+            "new_name.py": "z = 1\n",
+        },
     )
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(_no_model_cfg(cfg_file))], capsys)
+    code, out, _ = run_cli(
+        [
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~",
+            "--format",
+            "json",
+            "--config",
+            str(_no_model_cfg(cfg_file)),
+        ],
+        capsys,
+    )
     assert code == 0, out
     skipped = {s["path"]: s["reason"] for s in json.loads(out)["coverage"]["skipped"]}
-    assert skipped == {"keep.py": "deletions only", "gone.py": "file deleted", "package-lock.json": "lock file",
-                       "vendor/lib.py": "vendored", "api_pb2.py": "generated",
-                       "new_name.py": "no textual change (mode or rename only)"}
+    assert skipped == {
+        "keep.py": "deletions only",
+        "gone.py": "file deleted",
+        "package-lock.json": "lock file",
+        "vendor/lib.py": "vendored",
+        "api_pb2.py": "generated",
+        "new_name.py": "no textual change (mode or rename only)",
+    }
 
 
 def test_very_large_file_is_skipped_with_reason(make_repo, capsys, cfg_file) -> None:
     big = "".join(f"v{i} = {i}\n" for i in range(600))
-    repo = make_repo({"big.py": big, "small.py": "a = 1\n"}, {"big.py": big + "w = 1\n", "small.py": "a = 2\n"})
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(cfg_file(review={"max_file_lines": 500}))], capsys)
+    repo = make_repo(
+        {"big.py": big, "small.py": "a = 1\n"}, {"big.py": big + "w = 1\n", "small.py": "a = 2\n"}
+    )
+    code, out, _ = run_cli(
+        [
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~",
+            "--format",
+            "json",
+            "--config",
+            str(cfg_file(review={"max_file_lines": 500})),
+        ],
+        capsys,
+    )
     doc = json.loads(out)
     assert code == 0 and doc["coverage"]["reviewed"] == ["small.py"]
     (sk,) = doc["coverage"]["skipped"]
@@ -214,8 +297,10 @@ def test_huge_single_line_is_reviewed_or_listed(tmp_path: Path, capsys, cfg_file
     line = b"var a = [" + b"1, " * 20_000 + b"];\n"
     repo = bytes_repo(tmp_path / "r", {"app.js": b"var b = 1;\n"}, {"app.js": b"var b = 1;\n" + line})
     scanners_on = cfg_file(scanners={"secrets": True, "bandit": True, "patterns": True})
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(scanners_on)], capsys)
+    code, out, _ = run_cli(
+        ["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json", "--config", str(scanners_on)],
+        capsys,
+    )
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0
@@ -227,11 +312,16 @@ def test_non_utf8_and_crlf_content(tmp_path: Path, capsys, cfg_file) -> None:
     repo = bytes_repo(
         tmp_path / "r",
         {"latin.py": "name = 'Jos\xe9'\n".encode("latin-1"), "win.py": b"a = 1\r\nb = 2\r\n"},
-        {"latin.py": "name = 'Jos\xe9'\nother = 'Ren\xe9e'\n".encode("latin-1"), "win.py": b"a = 1\r\nb = 3\r\n"},
+        {
+            "latin.py": "name = 'Jos\xe9'\nother = 'Ren\xe9e'\n".encode("latin-1"),
+            "win.py": b"a = 1\r\nb = 3\r\n",
+        },
     )
     scanners_on = cfg_file(scanners={"secrets": True, "bandit": True, "patterns": True})
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json",
-                            "--config", str(scanners_on)], capsys)
+    code, out, _ = run_cli(
+        ["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json", "--config", str(scanners_on)],
+        capsys,
+    )
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0 and sorted(doc["coverage"]["reviewed"]) == ["latin.py", "win.py"]
@@ -247,7 +337,9 @@ def test_default_base_is_merge_base_with_main(make_repo, capsys, cfg_file) -> No
     (repo / "c.py").write_text("c = 3\n")
     git(repo, "add", "c.py")
     git(repo, "commit", "-q", "-m", "two")
-    code, out, _ = run_cli(["review", "--repo", str(repo), "--format", "json", "--config", str(cfg_file())], capsys)
+    code, out, _ = run_cli(
+        ["review", "--repo", str(repo), "--format", "json", "--config", str(cfg_file())], capsys
+    )
     doc = json.loads(out)
     assert code == 0 and sorted(doc["coverage"]["reviewed"]) == ["a.py", "c.py"]
 
@@ -255,8 +347,18 @@ def test_default_base_is_merge_base_with_main(make_repo, capsys, cfg_file) -> No
 # ------------------------------------------------------------------------------------ exit codes
 @pytest.mark.parametrize(
     ("flag", "cfg_level", "expected"),
-    [(None, None, 0), ("none", None, 0), ("info", None, 1), ("medium", None, 1), ("high", None, 0),
-     ("critical", None, 0), (None, "low", 1), (None, "high", 0), ("low", "high", 1), ("high", "low", 0)],
+    [
+        (None, None, 0),
+        ("none", None, 0),
+        ("info", None, 1),
+        ("medium", None, 1),
+        ("high", None, 0),
+        ("critical", None, 0),
+        (None, "low", 1),
+        (None, "high", 0),
+        ("low", "high", 1),
+        ("high", "low", 0),
+    ],
 )
 def test_fail_level_exit_codes(make_repo, capsys, cfg_file, flag, cfg_level, expected) -> None:
     """The default scripted model reports one medium finding."""
@@ -272,8 +374,22 @@ def test_fail_level_exit_codes(make_repo, capsys, cfg_file, flag, cfg_level, exp
 def test_every_format_to_file(make_repo, tmp_path: Path, capsys, cfg_file, fmt: str) -> None:
     repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
     dest = tmp_path / f"review.{fmt}"
-    code, out, err = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--format", fmt, "-o", str(dest),
-                              "--config", str(cfg_file())], capsys)
+    code, out, err = run_cli(
+        [
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~",
+            "--format",
+            fmt,
+            "-o",
+            str(dest),
+            "--config",
+            str(cfg_file()),
+        ],
+        capsys,
+    )
     assert code == 0 and out == ""
     assert f"wrote {fmt} review to {dest} (1 finding(s))" in err
     text = dest.read_text()

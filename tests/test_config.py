@@ -112,7 +112,8 @@ def test_a_pr_cannot_change_how_it_is_reviewed(make_repo, capsys, monkeypatch) -
     monkeypatch.delenv("PREREVIEW_BACKEND", raising=False)
     monkeypatch.delenv("PREREVIEW_API_BASE", raising=False)
     repo = _repo_with_config_change(
-        make_repo, "model: {backend: openai_http, api_base: 'http://127.0.0.1:1/v1'}\nbogus_key: 1\n")
+        make_repo, "model: {backend: openai_http, api_base: 'http://127.0.0.1:1/v1'}\nbogus_key: 1\n"
+    )
     with pytest.raises(SystemExit) as info:
         main(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json"])
     out = capsys.readouterr()
@@ -121,7 +122,9 @@ def test_a_pr_cannot_change_how_it_is_reviewed(make_repo, capsys, monkeypatch) -
 
 
 def test_pr_adding_a_config_does_not_apply(make_repo) -> None:
-    repo = make_repo({"app.py": "x = 1\n"}, {".prereview.yml": "review: {max_findings: 0}\n", "app.py": "x = 2\n"})
+    repo = make_repo(
+        {"app.py": "x = 1\n"}, {".prereview.yml": "review: {max_findings: 0}\n", "app.py": "x = 2\n"}
+    )
     from bot import git
 
     assert load_config(repo, git.resolve(repo, "HEAD~"), env={}).review.max_findings == 20

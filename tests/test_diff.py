@@ -19,7 +19,8 @@ DATA = Path(__file__).parent / "data" / "diffs"
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout.decode("utf-8", "replace")
 
 
@@ -33,8 +34,14 @@ def _write(repo: Path, files: dict[str, bytes | None]) -> None:
             p.write_bytes(data)
 
 
-def commit_pair(root: Path, base: dict[str, bytes], head: dict[str, bytes | None], *,
-                chmod: tuple[str, ...] = (), renames: dict[str, str] | None = None) -> Diff:
+def commit_pair(
+    root: Path,
+    base: dict[str, bytes],
+    head: dict[str, bytes | None],
+    *,
+    chmod: tuple[str, ...] = (),
+    renames: dict[str, str] | None = None,
+) -> Diff:
     """Real git: commit `base`, then apply renames/writes/chmods and commit; parse the diff the CLI sees."""
     repo = root
     repo.mkdir(parents=True, exist_ok=True)
@@ -62,7 +69,11 @@ def test_golden_several_hunks() -> None:
     (f,) = d.files
     assert (f.path, f.old_path, f.status, f.is_binary) == ("nums.txt", "nums.txt", "modified", False)
     assert [(h.old_start, h.old_len, h.new_start, h.new_len) for h in f.hunks] == [
-        (2, 7, 2, 7), (17, 7, 17, 6), (38, 6, 37, 8), (55, 6, 56, 5)]
+        (2, 7, 2, 7),
+        (17, 7, 17, 6),
+        (38, 6, 37, 8),
+        (55, 6, 56, 5),
+    ]
     assert lines_of(f, "+") == [(None, 5, "five"), (None, 40, "forty-one-new"), (None, 41, "40b")]
     assert lines_of(f, "-") == [(5, None, "5"), (20, None, "20"), (58, None, "58")]
     assert [h.deletion_only for h in f.hunks] == [False, True, False, True]
@@ -83,9 +94,21 @@ def test_golden_mixed_change() -> None:
     latin-1 content, pure rename, rename with edit, mode-only change."""
     d = parse((DATA / "mixed.diff").read_bytes().decode("utf-8", "replace"))
     by = {f.path: f for f in d.files}
-    assert set(by) == {"added.py", "bin.dat", "crlf.txt", "eol.txt", "gone.txt", "latin.txt", "moved2.txt",
-                       "renamed.txt", "run.sh"}
-    assert by["added.py"].status == "added" and lines_of(by["added.py"], "+") == [(None, 1, "new"), (None, 2, "file")]
+    assert set(by) == {
+        "added.py",
+        "bin.dat",
+        "crlf.txt",
+        "eol.txt",
+        "gone.txt",
+        "latin.txt",
+        "moved2.txt",
+        "renamed.txt",
+        "run.sh",
+    }
+    assert by["added.py"].status == "added" and lines_of(by["added.py"], "+") == [
+        (None, 1, "new"),
+        (None, 2, "file"),
+    ]
     assert by["bin.dat"].is_binary and not by["bin.dat"].hunks
     assert lines_of(by["crlf.txt"], "+") == [(None, 2, "Y")]  # CR stripped from the text
     assert lines_of(by["crlf.txt"], "-") == [(2, None, "y")]
@@ -95,7 +118,11 @@ def test_golden_mixed_change() -> None:
     assert by["gone.txt"].status == "deleted" and by["gone.txt"].hunks[0].deletion_only
     assert d.has_line("gone.txt", 2, "LEFT") and not d.has_line("gone.txt", 1)
     assert lines_of(by["latin.txt"], "+") == [(None, 1, "caf\ufffd au lait")]
-    assert (by["moved2.txt"].status, by["moved2.txt"].old_path, by["moved2.txt"].hunks) == ("renamed", "ren2.txt", ())
+    assert (by["moved2.txt"].status, by["moved2.txt"].old_path, by["moved2.txt"].hunks) == (
+        "renamed",
+        "ren2.txt",
+        (),
+    )
     assert (by["renamed.txt"].status, by["renamed.txt"].old_path) == ("renamed", "ren.txt")
     assert lines_of(by["renamed.txt"], "+") == [(None, 3, "THREE")]
     assert d.has_line("renamed.txt", 3) and not d.has_line("ren.txt", 3)
@@ -148,8 +175,13 @@ def test_live_git_edge_cases(tmp_path: Path) -> None:
         "shrink.py": b"keep = 1\nkeep2 = 3\n",
         "moved.py": big.replace(b"line 20\n", b"line twenty\n"),
     }
-    d = commit_pair(tmp_path / "r", base, head, chmod=("tool.sh",),
-                    renames={"old.py": "moved.py", "same.py": "same_renamed.py"})
+    d = commit_pair(
+        tmp_path / "r",
+        base,
+        head,
+        chmod=("tool.sh",),
+        renames={"old.py": "moved.py", "same.py": "same_renamed.py"},
+    )
     by = {f.path: f for f in d.files}
     assert lines_of(by["crlf.py"], "+") == [(None, 2, "b = 20"), (None, 4, "d = 4")]
     assert lines_of(by["eol.py"], "+") == [(None, 1, "x = 1"), (None, 2, "y = 2")]
@@ -159,7 +191,9 @@ def test_live_git_edge_cases(tmp_path: Path) -> None:
     assert by["latin1.py"].hunks[0].added[0].text == "s = 'caf\ufffd cr\ufffdme'"
     assert by["shrink.py"].hunks[0].deletion_only and d.has_line("shrink.py", 2, "LEFT")
     mv = by["moved.py"]
-    assert (mv.status, mv.old_path) == ("renamed", "old.py") and lines_of(mv, "+") == [(None, 20, "line twenty")]
+    assert (mv.status, mv.old_path) == ("renamed", "old.py") and lines_of(mv, "+") == [
+        (None, 20, "line twenty")
+    ]
     assert (by["same_renamed.py"].status, by["same_renamed.py"].hunks) == ("renamed", ())
     assert (by["tool.sh"].status, by["tool.sh"].hunks) == ("modified", ())
 
@@ -202,7 +236,8 @@ def test_line_maps_match_the_files(tmp_path: Path, case: tuple) -> None:
     (tmp_path / "new.txt").write_bytes(_text(new, new_eol, crlf))
     proc = subprocess.run(
         ["git", "diff", "--no-index", "--no-color", f"-U{ctx}", "old.txt", "new.txt"],
-        cwd=tmp_path, capture_output=True,
+        cwd=tmp_path,
+        capture_output=True,
     )
     assert proc.returncode in (0, 1), proc.stderr
     d = parse(proc.stdout.decode("utf-8"))

@@ -22,20 +22,28 @@ import yaml
 
 from bot import analyze
 from bot.cli import main
+from bot.config import ModelConfig
 from bot.models.base import Message, ModelError
 from bot.models.openai_http import OpenAIHTTPModel
 from bot.models.registry import create
-from bot.config import ModelConfig
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text())
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text()
+)
 FINDINGS_SCHEMA = analyze.findings_schema()
 MSGS = [Message("system", "You review code."), Message("user", "   2 + x = eval(input())")]
 
 
 def completion(content: str, finish: str = "stop") -> dict[str, Any]:
-    return {"id": "c1", "object": "chat.completion", "model": "stub",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "stub",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+        ],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+    }
 
 
 class Stub(ThreadingHTTPServer):
@@ -78,14 +86,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(completion(self.server.reply)))
         elif mode == "objectonly":  # llama_cpp.server: only {"type": "json_object", "schema": ...}
             if fmt != "json_object":
-                self._send(422, json.dumps({"detail": "response_format.type: Input should be 'text' or 'json_object'"}))
+                self._send(
+                    422,
+                    json.dumps({"detail": "response_format.type: Input should be 'text' or 'json_object'"}),
+                )
             else:
                 self._send(200, json.dumps(completion(self.server.reply)))
         elif mode == "objectonly500":  # what llama_cpp.server 0.3.36 really answers (a 500, multi-line)
             if fmt != "json_object":
-                self._send(500, json.dumps({"error": {"message": "1 validation error:\n  {'loc': ('body', "
-                                                      "'response_format', 'type'), 'msg': \"Input should be "
-                                                      "'text' or 'json_object'\"}", "type": "internal_server_error"}}))
+                self._send(
+                    500,
+                    json.dumps(
+                        {
+                            "error": {
+                                "message": "1 validation error:\n  {'loc': ('body', "
+                                "'response_format', 'type'), 'msg': \"Input should be "
+                                "'text' or 'json_object'\"}",
+                                "type": "internal_server_error",
+                            }
+                        }
+                    ),
+                )
             else:
                 self._send(200, json.dumps(completion(self.server.reply)))
         elif mode == "multiline500":
@@ -147,15 +168,29 @@ def model_at(url: str, **kw: Any) -> OpenAIHTTPModel:
 # ------------------------------------------------------------------------------------- the client
 def test_json_schema_request_shape(stub: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test-123")
-    m = create(ModelConfig(backend="openai_http", name="stub-model", api_base=f"{stub.base}/ok/v1",
-                           api_key_env="MY_KEY", retries=0))
+    m = create(
+        ModelConfig(
+            backend="openai_http",
+            name="stub-model",
+            api_base=f"{stub.base}/ok/v1",
+            api_key_env="MY_KEY",
+            retries=0,
+        )
+    )
     c = m.complete(MSGS, schema=FINDINGS_SCHEMA, max_tokens=64)
-    assert (c.text, c.finish_reason, c.prompt_tokens, c.completion_tokens) == ('{"findings": []}', "stop", 42, 7)
+    assert (c.text, c.finish_reason, c.prompt_tokens, c.completion_tokens) == (
+        '{"findings": []}',
+        "stop",
+        42,
+        7,
+    )
     (mode, headers, body) = stub.requests[0]
     assert headers["Authorization"] == "Bearer sk-test-123"
     assert body["model"] == "stub-model" and body["max_tokens"] == 64 and body["temperature"] == 0.0
-    assert body["messages"] == [{"role": "system", "content": "You review code."},
-                                {"role": "user", "content": "   2 + x = eval(input())"}]
+    assert body["messages"] == [
+        {"role": "system", "content": "You review code."},
+        {"role": "user", "content": "   2 + x = eval(input())"},
+    ]
     rf = body["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == FINDINGS_SCHEMA
 
@@ -226,11 +261,30 @@ def test_mock_transport_seam() -> None:
 def _cli(repo: Path, api_base: str, tmp_path: Path, capsys, **model_keys: Any) -> tuple[int, str, str]:
     cfg = tmp_path / "http.yml"
     # scanners off: these tests are about the model backend alone
-    cfg.write_text(yaml.safe_dump({"model": {"retries": 0, "timeout": 0.5, **model_keys},
-                                   "scanners": {"secrets": False, "bandit": False, "patterns": False}}))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "model": {"retries": 0, "timeout": 0.5, **model_keys},
+                "scanners": {"secrets": False, "bandit": False, "patterns": False},
+            }
+        )
+    )
     try:
-        main(["review", "--repo", str(repo), "--base", "HEAD~", "--format", "json", "--config", str(cfg),
-              "--api-base", api_base])
+        main(
+            [
+                "review",
+                "--repo",
+                str(repo),
+                "--base",
+                "HEAD~",
+                "--format",
+                "json",
+                "--config",
+                str(cfg),
+                "--api-base",
+                api_base,
+            ]
+        )
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
@@ -239,8 +293,15 @@ def _cli(repo: Path, api_base: str, tmp_path: Path, capsys, **model_keys: Any) -
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize(("mode", "match"), [("down", "cannot reach"), ("slow", "timed out"),
-                                             ("html", "not a chat completion"), ("err500", "HTTP 500")])
+@pytest.mark.parametrize(
+    ("mode", "match"),
+    [
+        ("down", "cannot reach"),
+        ("slow", "timed out"),
+        ("html", "not a chat completion"),
+        ("err500", "HTTP 500"),
+    ],
+)
 def test_cli_bad_server_exits_2(stub: Stub, make_repo, tmp_path: Path, capsys, mode: str, match: str) -> None:
     repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = eval(input())\n"})
     base = f"http://127.0.0.1:{closed_port()}/v1" if mode == "down" else f"{stub.base}/{mode}/v1"
@@ -250,8 +311,9 @@ def test_cli_bad_server_exits_2(stub: Stub, make_repo, tmp_path: Path, capsys, m
 
 
 @pytest.mark.parametrize("mode", ["prose", "cut"])
-def test_cli_garbage_content_is_reported_in_coverage(stub: Stub, make_repo, tmp_path: Path, capsys,
-                                                     mode: str) -> None:
+def test_cli_garbage_content_is_reported_in_coverage(
+    stub: Stub, make_repo, tmp_path: Path, capsys, mode: str
+) -> None:
     repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = eval(input())\n"})
     code, out, _ = _cli(repo, f"{stub.base}/{mode}/v1", tmp_path, capsys)
     doc = json.loads(out)
@@ -263,8 +325,20 @@ def test_cli_garbage_content_is_reported_in_coverage(stub: Stub, make_repo, tmp_
 
 
 def test_cli_good_server(stub: Stub, make_repo, tmp_path: Path, capsys) -> None:
-    stub.reply = json.dumps({"findings": [{"quote": "a = eval(input())", "line": 1, "message": "eval of input.",
-                                           "category": "security", "severity": "critical", "cwe": "CWE-95"}]})
+    stub.reply = json.dumps(
+        {
+            "findings": [
+                {
+                    "quote": "a = eval(input())",
+                    "line": 1,
+                    "message": "eval of input.",
+                    "category": "security",
+                    "severity": "critical",
+                    "cwe": "CWE-95",
+                }
+            ]
+        }
+    )
     repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = eval(input())\n"})
     code, out, _ = _cli(repo, f"{stub.base}/ok/v1", tmp_path, capsys)
     doc = json.loads(out)
@@ -283,9 +357,25 @@ def llama_server(request: pytest.FixtureRequest) -> Iterator[str]:
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
     with log.open("wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--model_alias", "qwen-test"],
-            stdout=fh, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(path),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+                "--n_threads",
+                "2",
+                "--model_alias",
+                "qwen-test",
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}/v1"
     try:
@@ -327,11 +417,30 @@ def test_real_server_enforces_the_schema(llama_server: str) -> None:
 def test_real_server_review_via_cli(llama_server: str, bench_repo, tmp_path: Path, capsys) -> None:
     info = bench_repo("quixbugs", "gcd", kind="bug")
     cfg = tmp_path / "srv.yml"
-    cfg.write_text(yaml.safe_dump({"model": {"name": "qwen-test", "timeout": 240, "retries": 0, "n_ctx": 4096},
-                                   "review": {"max_new_tokens": 192}}))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "model": {"name": "qwen-test", "timeout": 240, "retries": 0, "n_ctx": 4096},
+                "review": {"max_new_tokens": 192},
+            }
+        )
+    )
     try:
-        main(["review", "--repo", info["repo"], "--base", "HEAD~", "--format", "json", "--config", str(cfg),
-              "--api-base", llama_server])
+        main(
+            [
+                "review",
+                "--repo",
+                info["repo"],
+                "--base",
+                "HEAD~",
+                "--format",
+                "json",
+                "--config",
+                str(cfg),
+                "--api-base",
+                llama_server,
+            ]
+        )
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)

@@ -19,7 +19,9 @@ from bot.models.base import Completion, Message, ModelError
 from bot.types import ChangeRef
 
 pytestmark = pytest.mark.model
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text())
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text()
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +67,17 @@ def test_over_long_prompt_is_a_length_result_not_a_crash(llm: Any) -> None:
 def test_second_chunk_reuses_the_prompt_prefix(llm: Any, make_repo) -> None:
     """Two chunks share the constant system prompt: llama.cpp's KV cache keeps it, so the second
     chunk evaluates fewer prompt tokens than the first."""
-    base = {f"m{i}.py": "".join(f"def f{i}_{k}(x):\n    return x + {k}\n\n\n" for k in range(3)) for i in range(2)}
+    base = {
+        f"m{i}.py": "".join(f"def f{i}_{k}(x):\n    return x + {k}\n\n\n" for k in range(3)) for i in range(2)
+    }
     head = {p: t.replace("return x + 1\n", "return x - 1\n") for p, t in base.items()}
     repo = make_repo(base, head)
     change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
     cfg = build({"review": {"chunk_tokens": 60, "max_new_tokens": 128}}, env={})
     model = Recording(llm)
-    result = review.run(change, cfg, model_factory=lambda: model,
-                        read_head=lambda p: git.show(repo, change.head_sha, p))
+    result = review.run(
+        change, cfg, model_factory=lambda: model, read_head=lambda p: git.show(repo, change.head_sha, p)
+    )
     assert result.stats.chunks == 2 and len(model.completions) >= 2
     first, second = model.completions[0], model.completions[1]
     assert first.prompt_tokens_evaluated is not None and second.prompt_tokens_evaluated is not None
@@ -83,16 +88,30 @@ def test_second_chunk_reuses_the_prompt_prefix(llm: Any, make_repo) -> None:
     assert all(d.has_line(f.path, f.line, f.side) for f in result.findings if f.in_diff)
 
 
-def test_cli_review_of_a_bug_introducing_change(test_model_path: Path, bench_repo, capsys,
-                                               tmp_path: Path) -> None:
+def test_cli_review_of_a_bug_introducing_change(
+    test_model_path: Path, bench_repo, capsys, tmp_path: Path
+) -> None:
     """The issue's acceptance check: schema-valid JSON whose in_diff findings all sit on diff lines."""
     pytest.importorskip("llama_cpp", reason="needs llama-cpp-python: pip install -e '.[testmodel]'")
     info = bench_repo("quixbugs", "gcd", kind="bug")
     cfg = tmp_path / "c.yml"
     cfg.write_text("model: {n_ctx: 4096}\nreview: {max_new_tokens: 192}\n")
     try:
-        main(["review", "--repo", info["repo"], "--base", "HEAD~", "--format", "json", "--model",
-              "qwen2.5-coder-0.5b", "--config", str(cfg)])
+        main(
+            [
+                "review",
+                "--repo",
+                info["repo"],
+                "--base",
+                "HEAD~",
+                "--format",
+                "json",
+                "--model",
+                "qwen2.5-coder-0.5b",
+                "--config",
+                str(cfg),
+            ]
+        )
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
@@ -102,7 +121,9 @@ def test_cli_review_of_a_bug_introducing_change(test_model_path: Path, bench_rep
     jsonschema.validate(doc, SCHEMA)
     assert doc["stats"]["model"] == "qwen2.5-coder-0.5b" and doc["stats"]["chunks"] >= 1
     assert doc["stats"]["prompt_tokens"] > 0 and doc["stats"]["completion_tokens"] > 0
-    assert info["changed_file"] in doc["coverage"]["reviewed"] + [s["path"] for s in doc["coverage"]["skipped"]]
+    assert info["changed_file"] in doc["coverage"]["reviewed"] + [
+        s["path"] for s in doc["coverage"]["skipped"]
+    ]
     d = parse(git.diff(Path(info["repo"]), "HEAD~", "HEAD"))
     for f in doc["findings"]:
         if f["in_diff"]:

@@ -30,8 +30,13 @@ def fetch(repo: Path) -> ChangeRequest:
 
 
 def run(change: ChangeRequest, config: Config, model: ScriptedModel, **kw):
-    return review.run(change, config, model_factory=lambda: model,
-                      read_head=lambda p: git.show(change.workdir, change.head_sha, p), **kw)
+    return review.run(
+        change,
+        config,
+        model_factory=lambda: model,
+        read_head=lambda p: git.show(change.workdir, change.head_sha, p),
+        **kw,
+    )
 
 
 def script(*replies: dict, default: dict | None = None) -> ScriptedModel:
@@ -39,8 +44,14 @@ def script(*replies: dict, default: dict | None = None) -> ScriptedModel:
 
 
 def finding(quote: str, line: int = 1, severity: str = "medium", message: str = "Bad.", **kw) -> dict:
-    return {"quote": quote, "line": line, "message": message, "category": kw.get("category", "bug"),
-            "severity": severity, "cwe": kw.get("cwe", "")}
+    return {
+        "quote": quote,
+        "line": line,
+        "message": message,
+        "category": kw.get("category", "bug"),
+        "severity": severity,
+        "cwe": kw.get("cwe", ""),
+    }
 
 
 def _module(name: str, funcs: int) -> str:
@@ -50,8 +61,10 @@ def _module(name: str, funcs: int) -> str:
 # ---------------------------------------------------------------------------------------- chunking
 def test_many_files_and_hunks_are_chunked_within_budget(make_repo) -> None:
     base = {f"pkg/m{i}.py": _module(f"m{i}", 12) for i in range(14)}
-    head = {p: t.replace("y = x + 1\n", "y = x + 1  # one\n").replace("y = x + 10\n", "y = x - 10\n")
-            for p, t in base.items()}
+    head = {
+        p: t.replace("y = x + 1\n", "y = x + 1  # one\n").replace("y = x + 10\n", "y = x - 10\n")
+        for p, t in base.items()
+    }
     repo = make_repo(base, head)
     change = fetch(repo)
     model = ScriptedModel()
@@ -97,23 +110,54 @@ def test_oversized_hunk_is_split(make_repo) -> None:
 
 def test_skipped_files_are_listed_in_coverage(make_repo, tmp_path: Path) -> None:
     repo = make_repo(
-        {"src/app.py": "a = 1\nb = 2\n", "src/old.py": "x = 1\n", "trim.py": "k = 1\nj = 2\n",
-         "docs/guide.md": "hello\n"},
-        {"src/app.py": "a = 1\nb = 3\n", "src/old.py": None, "trim.py": "k = 1\n", "poetry.lock": "x\n",
-         "third_party/lib/z.py": "z = 1\n", "gen/api_pb2.py": "p = 1\n", "web/app.min.js": "var a;\n",
-         "docs/guide.md": "hello world\n", "tests/test_app.py": "assert True\n"},
+        {
+            "src/app.py": "a = 1\nb = 2\n",
+            "src/old.py": "x = 1\n",
+            "trim.py": "k = 1\nj = 2\n",
+            "docs/guide.md": "hello\n",
+        },
+        {
+            "src/app.py": "a = 1\nb = 3\n",
+            "src/old.py": None,
+            "trim.py": "k = 1\n",
+            "poetry.lock": "x\n",
+            "third_party/lib/z.py": "z = 1\n",
+            "gen/api_pb2.py": "p = 1\n",
+            "web/app.min.js": "var a;\n",
+            "docs/guide.md": "hello world\n",
+            "tests/test_app.py": "assert True\n",
+        },
     )
     (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     subprocess.run(["git", "-C", str(repo), "add", "logo.png"], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q",
-                    "--amend", "--no-edit"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-q",
+            "--amend",
+            "--no-edit",
+        ],
+        check=True,
+    )
     change = fetch(repo)
     result = run(change, cfg(exclude=["docs/*"]), ScriptedModel())
     skipped = {s.path: s.reason for s in result.coverage.skipped}
     assert skipped == {
-        "src/old.py": "file deleted", "trim.py": "deletions only", "poetry.lock": "lock file",
-        "third_party/lib/z.py": "vendored", "gen/api_pb2.py": "generated", "web/app.min.js": "generated",
-        "docs/guide.md": "matches review.exclude", "logo.png": "binary file",
+        "src/old.py": "file deleted",
+        "trim.py": "deletions only",
+        "poetry.lock": "lock file",
+        "third_party/lib/z.py": "vendored",
+        "gen/api_pb2.py": "generated",
+        "web/app.min.js": "generated",
+        "docs/guide.md": "matches review.exclude",
+        "logo.png": "binary file",
     }
     assert sorted(result.coverage.reviewed) == ["src/app.py", "tests/test_app.py"]
     # include narrows; skip_defaults off reviews the lock file
@@ -138,8 +182,12 @@ def test_nothing_reviewable_loads_no_model(make_repo) -> None:
 # ----------------------------------------------------------------------------------------- retries
 @pytest.fixture
 def two_file_change(make_repo) -> ChangeRequest:
-    return fetch(make_repo({"a.py": "x = 1\n", "b.py": "y = 1\n"},
-                           {"a.py": "x = 1\nx2 = eval(input())\n", "b.py": "y = 1\ny2 = y / 0\n"}))
+    return fetch(
+        make_repo(
+            {"a.py": "x = 1\n", "b.py": "y = 1\n"},
+            {"a.py": "x = 1\nx2 = eval(input())\n", "b.py": "y = 1\ny2 = y / 0\n"},
+        )
+    )
 
 
 @pytest.mark.parametrize(
@@ -153,16 +201,25 @@ def two_file_change(make_repo) -> ChangeRequest:
     ids=["length", "not-json", "schema-invalid", "wrong-shape"],
 )
 def test_bad_reply_is_retried_smaller(two_file_change: ChangeRequest, bad: dict) -> None:
-    good = {"findings": [finding("x2 = eval(input())", 2, "high", category="security", cwe="CWE-95"),
-                         finding("y2 = y / 0", 2, "medium")]}
+    good = {
+        "findings": [
+            finding("x2 = eval(input())", 2, "high", category="security", cwe="CWE-95"),
+            finding("y2 = y / 0", 2, "medium"),
+        ]
+    }
     model = script(bad, default=good)
     result = run(two_file_change, cfg(), model)
     # first request had both files; the retry splits them into one request each
     assert [len(FILE_RE.findall(m[-1].content)) for m in model.requests] == [2, 1, 1]
     assert result.stats.chunks == 1 and result.coverage.skipped == ()
-    assert {(f.path, f.line, f.severity) for f in result.findings} == {("a.py", 2, "high"), ("b.py", 2, "medium")}
+    assert {(f.path, f.line, f.severity) for f in result.findings} == {
+        ("a.py", 2, "high"),
+        ("b.py", 2, "medium"),
+    }
     assert next(f for f in result.findings if f.path == "a.py").cwe == "CWE-95"
-    assert result.stats.prompt_tokens == sum(sum(model.count_tokens(x.content) for x in m) for m in model.requests)
+    assert result.stats.prompt_tokens == sum(
+        sum(model.count_tokens(x.content) for x in m) for m in model.requests
+    )
 
 
 def test_single_hunk_retry_asks_for_fewer_findings(make_repo) -> None:
@@ -188,10 +245,14 @@ def test_failed_retry_is_reported_not_raised(two_file_change: ChangeRequest) -> 
     assert result.coverage.reviewed == ()
     reasons = {s.path: s.reason for s in result.coverage.skipped}
     assert set(reasons) == {"a.py", "b.py"}
-    assert all(r.startswith("not reviewed: model output is not valid findings JSON") for r in reasons.values())
+    assert all(
+        r.startswith("not reviewed: model output is not valid findings JSON") for r in reasons.values()
+    )
     model = script(default={"text": '{"findings": [', "finish_reason": "length"})
     result = run(two_file_change, cfg(), model)
-    assert {s.reason for s in result.coverage.skipped} == {"not reviewed: model output cut at the token limit"}
+    assert {s.reason for s in result.coverage.skipped} == {
+        "not reviewed: model output cut at the token limit"
+    }
 
 
 def test_backend_failure_propagates_as_user_error(two_file_change: ChangeRequest) -> None:
@@ -203,16 +264,22 @@ def test_backend_failure_propagates_as_user_error(two_file_change: ChangeRequest
 # --------------------------------------------------------------------------------------- anchoring
 def test_quotes_anchor_findings_and_hallucinations_are_dropped(make_repo) -> None:
     base = "def total(items):\n    s = 0\n    for it in items:\n        s += it\n    return s\n"
-    head = ("def total(items):\n    s = 0\n    for it in items[1:]:\n        s += it.price\n"
-            "    log('done')\n    return s\n")
+    head = (
+        "def total(items):\n    s = 0\n    for it in items[1:]:\n        s += it.price\n"
+        "    log('done')\n    return s\n"
+    )
     change = fetch(make_repo({"shop.py": base}, {"shop.py": head}))
-    model = script({"findings": [
-        finding("for it in items[1:]:", line=99, severity="high", message="Skips the first item."),
-        finding("+        s += it.price", line=1, severity="low"),  # diff marker and indent tolerated
-        finding("    s = 0", line=2, severity="medium", message="Context line."),
-        finding("launch_missiles(now=True)", line=3, severity="critical", message="Hallucinated."),
-        finding("log('done')", line=5, severity="info", message="Below min_severity."),
-    ]})
+    model = script(
+        {
+            "findings": [
+                finding("for it in items[1:]:", line=99, severity="high", message="Skips the first item."),
+                finding("+        s += it.price", line=1, severity="low"),  # diff marker and indent tolerated
+                finding("    s = 0", line=2, severity="medium", message="Context line."),
+                finding("launch_missiles(now=True)", line=3, severity="critical", message="Hallucinated."),
+                finding("log('done')", line=5, severity="info", message="Below min_severity."),
+            ]
+        }
+    )
     result = run(change, cfg(), model)
     got = {(f.line, f.severity, f.message) for f in result.findings}
     assert got == {(3, "high", "Skips the first item."), (4, "low", "Bad."), (2, "medium", "Context line.")}
@@ -225,11 +292,17 @@ def test_findings_outside_the_diff_are_kept_and_marked(make_repo) -> None:
     change = fetch(make_repo({"m.py": base}, {"m.py": base.replace("v20 = 20", "v20 = 'twenty'")}))
 
     def scanners(diff):
-        return [Finding("m.py", 20, "In the diff.", severity="high", source="scanner", rule_id="r1"),
-                Finding("m.py", 35, "Same file, outside the hunks.", severity="high", source="scanner", rule_id="r2"),
-                Finding("setup.cfg", 3, "File not in the change.", severity="medium", source="scanner", rule_id="r3"),
-                Finding("m.py", 18, "Deleted side.", severity="low", side="LEFT", source="scanner", rule_id="r4"),
-                Finding("m.py", 20, "Deleted line.", severity="low", side="LEFT", source="scanner", rule_id="r5")]
+        return [
+            Finding("m.py", 20, "In the diff.", severity="high", source="scanner", rule_id="r1"),
+            Finding(
+                "m.py", 35, "Same file, outside the hunks.", severity="high", source="scanner", rule_id="r2"
+            ),
+            Finding(
+                "setup.cfg", 3, "File not in the change.", severity="medium", source="scanner", rule_id="r3"
+            ),
+            Finding("m.py", 18, "Deleted side.", severity="low", side="LEFT", source="scanner", rule_id="r4"),
+            Finding("m.py", 20, "Deleted line.", severity="low", side="LEFT", source="scanner", rule_id="r5"),
+        ]
 
     result = run(change, cfg(), script(), extra_findings=scanners)
     marks = {f.rule_id: f.in_diff for f in result.findings}
@@ -239,9 +312,13 @@ def test_findings_outside_the_diff_are_kept_and_marked(make_repo) -> None:
 
 
 def test_min_severity_dedupe_and_cap(make_repo) -> None:
-    change = fetch(make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 1\n" + "".join(f"b{i} = {i}\n" for i in range(8))}))
-    items = [finding(f"b{i} = {i}", i + 2, sev) for i, sev in
-             enumerate(["medium", "info", "critical", "high", "high"])]
+    change = fetch(
+        make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 1\n" + "".join(f"b{i} = {i}\n" for i in range(8))})
+    )
+    items = [
+        finding(f"b{i} = {i}", i + 2, sev)
+        for i, sev in enumerate(["medium", "info", "critical", "high", "high"])
+    ]
     result = run(change, cfg(max_findings=3, min_severity="medium"), script({"findings": items}))
     assert [f.severity for f in result.findings] == ["critical", "high", "high"]
     # the same finding reported twice (same quote, same category) is one finding, at its highest severity
@@ -263,11 +340,21 @@ def test_instructions_and_title_reach_the_prompt(make_repo) -> None:
 def test_model_finding_on_shown_context_is_kept_outside_the_diff(make_repo) -> None:
     """The prompt widens each hunk with surrounding head code; a quote of such a line is real, not a
     hallucination: kept with in_diff false (it goes to the summary, not inline)."""
-    base = "def f(a):\n    unsafe = eval(a)\n" + "".join(f"    v{i} = {i}\n" for i in range(8)) + "    return a\n"
+    base = (
+        "def f(a):\n    unsafe = eval(a)\n"
+        + "".join(f"    v{i} = {i}\n" for i in range(8))
+        + "    return a\n"
+    )
     head = base.replace("    return a\n", "    return a + 1\n")
     change = fetch(make_repo({"f.py": base}, {"f.py": head}))
-    model = script({"findings": [finding("unsafe = eval(a)", 2, "high", category="security", cwe="CWE-95"),
-                                 finding("return a + 1", 11, "low")]})
+    model = script(
+        {
+            "findings": [
+                finding("unsafe = eval(a)", 2, "high", category="security", cwe="CWE-95"),
+                finding("return a + 1", 11, "low"),
+            ]
+        }
+    )
     result = run(change, cfg(), model)
     assert "    2       unsafe = eval(a)" in model.requests[0][-1].content  # shown, outside the hunk
     got = {(f.line, f.in_diff) for f in result.findings}
@@ -277,8 +364,12 @@ def test_model_finding_on_shown_context_is_kept_outside_the_diff(make_repo) -> N
 
 def test_change_larger_than_the_context_is_listed_not_sent(make_repo) -> None:
     line = "var a = [" + "1, " * 20_000 + "];\n"  # ~15k scripted tokens > the 8192-token context
-    change = fetch(make_repo({"app.js": "var b = 1;\n", "ok.py": "x = 1\n"},
-                             {"app.js": "var b = 1;\n" + line, "ok.py": "x = 2\n"}))
+    change = fetch(
+        make_repo(
+            {"app.js": "var b = 1;\n", "ok.py": "x = 1\n"},
+            {"app.js": "var b = 1;\n" + line, "ok.py": "x = 2\n"},
+        )
+    )
     model = ScriptedModel()
     result = run(change, cfg(), model)
     assert len(model.requests) == 1 and "app.js" not in model.requests[0][-1].content

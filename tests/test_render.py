@@ -20,26 +20,72 @@ for _cand in (ROOT.parent / "shared" / "platform" / "sarif" / "minimal-required.
         SARIF_MINIMAL = _cand
 
 FINDINGS = (
-    Finding("app/db.py", 12, "SQL built by string formatting: <script>alert(1)</script> @admin | pipe",
-            severity="critical", category="security", cwe="CWE-89", quote='q = f"SELECT {x}"'),
-    Finding("app/db.py", 20, "Off-by-one in the loop bound.", severity="high", end_line=22,
-            suggestion="for i in range(n):\n    total += a[i]\n", verified=True, evidence="tests: 3 passed, was 1 failed",
-            quote="for i in range(n + 1):"),
-    Finding("app/util.py", 3, "Hard-coded secret.", severity="medium", category="security", source="secrets",
-            rule_id="aws-key", cwe="CWE-798"),
-    Finding("app/util.py", 40, "Unused variable outside the change.", severity="low", category="maintainability",
-            in_diff=False),
-    Finding("docs/x.md", 1, "Typo with ``` backticks ```` inside.", severity="info", category="maintainability",
-            suggestion="fixed ```` text", verified=False),
+    Finding(
+        "app/db.py",
+        12,
+        "SQL built by string formatting: <script>alert(1)</script> @admin | pipe",
+        severity="critical",
+        category="security",
+        cwe="CWE-89",
+        quote='q = f"SELECT {x}"',
+    ),
+    Finding(
+        "app/db.py",
+        20,
+        "Off-by-one in the loop bound.",
+        severity="high",
+        end_line=22,
+        suggestion="for i in range(n):\n    total += a[i]\n",
+        verified=True,
+        evidence="tests: 3 passed, was 1 failed",
+        quote="for i in range(n + 1):",
+    ),
+    Finding(
+        "app/util.py",
+        3,
+        "Hard-coded secret.",
+        severity="medium",
+        category="security",
+        source="secrets",
+        rule_id="aws-key",
+        cwe="CWE-798",
+    ),
+    Finding(
+        "app/util.py",
+        40,
+        "Unused variable outside the change.",
+        severity="low",
+        category="maintainability",
+        in_diff=False,
+    ),
+    Finding(
+        "docs/x.md",
+        1,
+        "Typo with ``` backticks ```` inside.",
+        severity="info",
+        category="maintainability",
+        suggestion="fixed ```` text",
+        verified=False,
+    ),
 )
 REVIEW = Review(
     base="a" * 40,
     head="b" * 40,
     findings=FINDINGS,
-    stats=Stats(files=4, hunks=6, chunks=2, prompt_tokens=1234, completion_tokens=56, seconds_model=1.5,
-                seconds_total=2.0, model="qwen2.5-coder-0.5b"),
-    coverage=Coverage(reviewed=("app/db.py", "app/util.py", "docs/x.md"),
-                      skipped=(Skipped("yarn.lock", "lock file"), Skipped("big.py", "not reviewed: model output cut"))),
+    stats=Stats(
+        files=4,
+        hunks=6,
+        chunks=2,
+        prompt_tokens=1234,
+        completion_tokens=56,
+        seconds_model=1.5,
+        seconds_total=2.0,
+        model="qwen2.5-coder-0.5b",
+    ),
+    coverage=Coverage(
+        reviewed=("app/db.py", "app/util.py", "docs/x.md"),
+        skipped=(Skipped("yarn.lock", "lock file"), Skipped("big.py", "not reviewed: model output cut")),
+    ),
     title="Add <b>queries</b>",
     notes=("sandbox is off: suggestions are not verified",),
 )
@@ -64,7 +110,12 @@ def test_json_fields() -> None:
     doc = json.loads(render(REVIEW, "json"))
     first, second = doc["findings"][0], doc["findings"][1]
     assert (first["path"], first["line"], first["end_line"], first["side"]) == ("app/db.py", 12, 12, "RIGHT")
-    assert (first["cwe"], first["source"], first["in_diff"], first["verified"]) == ("CWE-89", "model", True, False)
+    assert (first["cwe"], first["source"], first["in_diff"], first["verified"]) == (
+        "CWE-89",
+        "model",
+        True,
+        False,
+    )
     assert second["end_line"] == 22 and second["suggestion"].startswith("for i") and second["verified"]
     assert doc["findings"][3]["in_diff"] is False
     assert len({f["fingerprint"] for f in doc["findings"]}) == len(FINDINGS)
@@ -109,11 +160,14 @@ def test_sarif_has_what_github_requires() -> None:
     if SARIF_MINIMAL.is_file():
         required = _key_paths(json.loads(SARIF_MINIMAL.read_text()))
         # the example's optional extras we don't produce
-        optional = {"runs.[].results.[].locations.[].physicalLocation.region.startColumn",
-                    "runs.[].results.[].locations.[].physicalLocation.region.endColumn",
-                    "runs.[].tool.driver.rules.[].properties.id", "runs.[].tool.driver.rules.[].properties.kind",
-                    "runs.[].tool.driver.rules.[].properties.name",
-                    "runs.[].tool.driver.rules.[].properties.security-severity"}
+        optional = {
+            "runs.[].results.[].locations.[].physicalLocation.region.startColumn",
+            "runs.[].results.[].locations.[].physicalLocation.region.endColumn",
+            "runs.[].tool.driver.rules.[].properties.id",
+            "runs.[].tool.driver.rules.[].properties.kind",
+            "runs.[].tool.driver.rules.[].properties.name",
+            "runs.[].tool.driver.rules.[].properties.security-severity",
+        }
         assert required - optional - _key_paths(doc) == set()
     (run,) = doc["runs"]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
