@@ -10,7 +10,7 @@ import re
 from typing import Any, Protocol
 
 from ..config import Config
-from ..diff import parse
+from ..diff import Diff, parse
 from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
 from .jobs import Job
 from .secrets import Secrets
@@ -27,12 +27,17 @@ class ForgeSession(Protocol):
     def fetch(self) -> ChangeRequest: ...
     def react(self, comment_id: int) -> None: ...
     def reply(self, text: str, comment_id: int | None) -> None: ...
-    def publish(self, change: ChangeRequest, review: Review) -> None: ...
+
+    incremental: bool  # can publish a review of part of the PR (`scope`) without resolving the rest
+
+    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
     def may_command(self, job: Job) -> bool: ...
 
 
 class GitHubSession:
+    incremental = True
+
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         from ..forges.github import GitHubAPI
 
@@ -56,13 +61,13 @@ class GitHubSession:
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
         self.api.create_issue_comment(self.job.number, text)
 
-    def publish(self, change: ChangeRequest, review: Review) -> None:
+    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None:
         from ..publish.github import GitHubPublisher
 
         publisher = GitHubPublisher(
             self.api, self.job.number, max_comments=self.cfg.github.max_comments_per_request
         )
-        publisher.publish(review, parse(change.diff_text))
+        publisher.publish(review, parse(change.diff_text), scope=scope)
 
     def set_paused(self, paused: bool) -> None:
         from ..publish.github import GitHubPublisher
@@ -92,6 +97,8 @@ DEVELOPER = 30  # GitLab access levels: 10 guest, 20 reporter, 30 developer, 40 
 
 
 class GitLabSession:
+    incremental = False  # the GitLab publisher resolves what a review does not repeat: always review all
+
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         from ..forges.gitlab import GitLabForge
 
@@ -119,7 +126,7 @@ class GitLabSession:
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
         self.forge.create_note(self.job.number, text)
 
-    def publish(self, change: ChangeRequest, review: Review) -> None:
+    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None:
         self.forge.post_review(change, review, self.cfg.gitlab)
 
     def set_paused(self, paused: bool) -> None:

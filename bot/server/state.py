@@ -34,9 +34,12 @@ class ServerState:
         else:
             self._l.delete(f"paused:{pr_key}")
 
-    def last_reviewed(self, pr_key: str) -> str | None:
-        data = self._l.get(f"reviewed:{pr_key}")
-        return data.get("head") if data else None
+    def last_reviewed(self, pr_key: str) -> dict[str, Any] | None:
+        """{"head": sha, "added": {path: [line, ...]}} of the last review, for `/review -i`."""
+        return self._l.get(f"reviewed:{pr_key}")
 
-    def set_reviewed(self, pr_key: str, head: str) -> None:
-        self._l.put(f"reviewed:{pr_key}", {"head": head})
+    def set_reviewed(self, pr_key: str, head: str, added: dict[str, list[str]], max_bytes: int) -> None:
+        record: dict[str, Any] = {"head": head, "added": added}
+        if sum(len(x) for lines in added.values() for x in lines) > max_bytes:
+            record["added"] = None  # too big to remember: the next `-i` reviews everything
+        self._l.put(f"reviewed:{pr_key}", record)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from .. import chatops
 from ..config import Config
@@ -13,6 +14,7 @@ from ..progress import Quiet
 from ..runner import LazyModel, review_change
 from ..types import ChangeRequest, PrereviewError
 from .forge_session import ForgeSession, open_session
+from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .jobs import Job
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
@@ -87,9 +89,24 @@ class ForgeRunner:
         if job.auto and self.state.paused(job.pr_key):
             return None
         change = forge.fetch()
-        review = review_change(change, self.cfg, model=self.model)
-        forge.publish(change, review)
-        self.state.set_reviewed(job.pr_key, change.head_sha)
+        reviewed, scope, notes = change, None, tuple[str, ...]()
+        last = self.state.last_reviewed(job.pr_key) if job.incremental and forge.incremental else None
+        if last is not None and last.get("added") is not None:
+            if last["head"] == change.head_sha:
+                forge.reply(
+                    f"No new commits since the last review (`{change.head_sha[:12]}`).", job.comment_id
+                )
+                return None
+            reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
+            scope = parse(reviewed.diff_text)
+            since = last["head"][:12]
+            notes = (f"Incremental review of what changed since `{since}`; comment `review` for a full one.",)
+        review = review_change(reviewed, self.cfg, model=self.model)
+        review = replace(review, notes=review.notes + notes)
+        forge.publish(change, review, scope)
+        self.state.set_reviewed(
+            job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
+        )
         s = review.stats
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
 

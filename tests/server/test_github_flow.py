@@ -9,8 +9,18 @@ from collections.abc import Iterator
 import pytest
 
 from bot.server.forge_session import replied_to
+from bot.server.verify import github_signature
 from tests.fakes.github_api import FakeGitHub
-from tests.server.stack import DIFF, RedisServer, Stack, comment_event, payload, redis_binary, wait_for
+from tests.server.stack import (
+    DIFF,
+    SECRET,
+    RedisServer,
+    Stack,
+    comment_event,
+    payload,
+    redis_binary,
+    wait_for,
+)
 
 REPO, PR = "chmouel/scratchmyback", 1
 _ids = itertools.count(5000)
@@ -80,16 +90,44 @@ def test_owner_review_posts_a_review(stack: Stack, gh: FakeGitHub) -> None:
     assert not gh.schema_errors
 
 
+NEW_FILE = """diff --git a/new.py b/new.py
+new file mode 100644
+--- /dev/null
++++ b/new.py
+@@ -0,0 +1,2 @@
++import pickle
++data = pickle.loads(blob)
+"""
+
+
+def test_incremental_review_reviews_only_the_new_commits(stack: Stack, gh: FakeGitHub) -> None:
+    assert gh.comments, "runs after the first review"
+    gh.set_head("e" * 40, DIFF + NEW_FILE)
+    cid = next(_ids)
+    assert stack.github(comment_event("/review -i", comment_id=cid)).status_code == 202
+    wait_for(
+        lambda: any(c["path"] == "new.py" for c in gh.comments), 60, "a comment on new.py\n" + stack.logs()
+    )
+    wait_for(
+        lambda: any("Incremental review" in c["body"] for c in gh.issue_comments),
+        60,
+        "the incremental summary",
+    )
+    assert [c["path"] for c in gh.comments] == ["app.py", "new.py"]
+    assert all("prereview:resolved" not in c["body"] for c in gh.comments)  # app.py was not re-reviewed
+    cid = next(_ids)
+    stack.github(comment_event("/review -i", comment_id=cid))
+    wait_for(lambda: cid in replies(gh), 60, "the nothing-new reply")
+
+
 def test_forged_or_missing_signature_is_401_and_no_job(stack: Stack, gh: FakeGitHub) -> None:
     forged, missing = next(_ids), next(_ids)
     r1 = stack.github(comment_event("/review", comment_id=forged), signature="sha256=" + "0" * 64)
     r2 = stack.github(comment_event("/review", comment_id=missing), signature=None)
-    body = comment_event("/review", comment_id=forged)
+    other = github_signature(SECRET, comment_event("/help", comment_id=forged))
     r3 = stack.github(
-        body,
-        signature=stack.github.__self__ and None,  # signature of another body
-        headers={"X-Hub-Signature-256": "sha256=" + "f" * 64},
-    )
+        comment_event("/review", comment_id=forged), signature=other
+    )  # another body's signature
     assert (r1.status_code, r2.status_code, r3.status_code) == (401, 401, 401)
     reviews = len(gh.reviews)
     ask(stack, gh, "/help")  # barrier

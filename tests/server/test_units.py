@@ -238,3 +238,14 @@ def test_github_app_installation_token(tmp_path) -> None:
     assert path == "/app/installations/42/access_tokens" and auth.startswith("Bearer ")
     claims = jwt.decode(auth.split()[1], key.public_key(), algorithms=["RS256"])
     assert claims["iss"] == "123"
+
+
+def test_new_hunks_keep_only_hunks_with_lines_added_since_last_time() -> None:
+    from bot.server.incremental import added_lines, new_hunks
+
+    old = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,2 @@\n x\n+y = 1\n"
+    new = old + "@@ -10,1 +11,2 @@\n z\n+w = 2\n"
+    out = new_hunks(new, added_lines(old))
+    assert "+w = 2" in out and "+y = 1" not in out
+    assert new_hunks(old, added_lines(old)) == ""
+    assert "+y = 1" in new_hunks(old, {})
