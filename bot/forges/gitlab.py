@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import requests
-
 from .. import git
 from ..publish.gitlab_position import DiffRefs
 from ..types import ChangeRef, ChangeRequest, PrereviewError
@@ -70,8 +68,12 @@ class GitLabForge:
 
     def _client(self) -> gitlab.Gitlab:
         if self._gl is None:
-            import gitlab
-
+            try:
+                import gitlab
+            except ImportError:
+                raise PrereviewError(
+                    "python-gitlab is not installed; pip install 'prereview[gitlab]'"
+                ) from None
             self._gl = gitlab.Gitlab(
                 self.url,
                 private_token=self._token,
@@ -87,9 +89,13 @@ class GitLabForge:
     def _mr(self, iid: int) -> ProjectMergeRequest:
         return self._project().mergerequests.get(iid, lazy=True)
 
-    def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run one API call: retry 429/5xx/connection errors with backoff, explain 401/403/404 and TLS."""
+    def _call(
+        self, what: str, fn: Callable[..., T], *args: Any, expect: tuple[int, ...] = (), **kwargs: Any
+    ) -> T:
+        """Run one API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
+        except the status codes in `expect`, which the caller handles (python-gitlab's exception)."""
         import gitlab.exceptions as glexc
+        import requests
 
         delay = 1.0
         for attempt in range(self._retries + 1):
@@ -97,40 +103,43 @@ class GitLabForge:
                 return fn(*args, **kwargs, **_ONCE)
             except glexc.GitlabError as exc:
                 code = exc.response_code
-                if code in RETRY_STATUS:
-                    if attempt < self._retries:
-                        self._sleep(delay)
-                        delay = min(delay * 2, 30.0)
-                        continue
-                    raise PrereviewError(
-                        f"GitLab answered {code} to {what} {attempt + 1} time(s); it is overloaded or down, "
-                        "run the job again later"
-                    ) from None
-                if code in (401, 403):
-                    raise PermissionDenied(
-                        f"GitLab answered {code} to {what}; the token needs the api scope and at least "
-                        "the Reporter role on the project (a project or group access token)"
-                    ) from None
-                if code == 404 and what.startswith("get merge request"):
-                    raise PrereviewError(
-                        f"GitLab found no {what[4:]} in project {self.project} at {self.url}; "
-                        "check CI_PROJECT_ID / CI_MERGE_REQUEST_IID and the token's access"
-                    ) from None
-                raise
+                if code in expect:
+                    raise
+                if code not in RETRY_STATUS or attempt == self._retries:
+                    raise self._explain(what, code, attempt + 1, str(exc.error_message)) from None
             except requests.exceptions.SSLError:
                 raise PrereviewError(
                     f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
                     "REQUESTS_CA_BUNDLE at the CA bundle of your GitLab instance"
                 ) from None
             except requests.exceptions.ConnectionError:
-                if attempt < self._retries:
-                    self._sleep(delay)
-                    delay = min(delay * 2, 30.0)
-                    continue
-                raise PrereviewError(
-                    f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network"
-                ) from None
+                if attempt == self._retries:
+                    raise PrereviewError(
+                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network"
+                    ) from None
+            self._sleep(delay)
+            delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
+
+    def _explain(self, what: str, code: int | None, tries: int, message: str) -> PrereviewError:
+        if code in RETRY_STATUS:
+            return PrereviewError(
+                f"GitLab answered {code} to {what} {tries} time(s); it is overloaded or down, "
+                "run the job again later"
+            )
+        if code in (401, 403):
+            return PermissionDenied(
+                f"GitLab answered {code} to {what}; the token needs the api scope and at least "
+                "the Reporter role on the project (a project or group access token)"
+            )
+        if code == 404:
+            return PrereviewError(
+                f"GitLab answered 404 to {what} in project {self.project} at {self.url}; check "
+                "CI_PROJECT_ID / CI_MERGE_REQUEST_IID and that the token's user is a member of the project"
+            )
+        return PrereviewError(
+            f"GitLab answered {code} to {what}: {message.splitlines()[0] if message else ''}"
+        )
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -170,7 +179,9 @@ class GitLabForge:
 
         path = f"/projects/{_enc(self.project)}/merge_requests/{iid}/diffs"
         try:
-            entries = self._call("list MR diffs", self._client().http_list, path, get_all=True, per_page=100)
+            entries = self._call(
+                "list MR diffs", self._client().http_list, path, get_all=True, per_page=100, expect=(404,)
+            )
         except glexc.GitlabError as exc:
             if exc.response_code != 404:
                 raise
@@ -235,11 +246,10 @@ class GitLabForge:
         from ..publish.gitlab import Rejected
 
         try:
-            return dict(self._call("create a discussion", self._mr(iid).discussions.create, data).attributes)
-        except glexc.GitlabError as exc:
-            if exc.response_code == 400:  # e.g. Note {:line_code=>["can't be blank", ...]}
-                raise Rejected(str(exc.error_message)) from None
-            raise
+            created = self._call("create a discussion", self._mr(iid).discussions.create, data, expect=(400,))
+        except glexc.GitlabError as exc:  # 400, e.g. Note {:line_code=>["can't be blank", ...]}
+            raise Rejected(str(exc.error_message)) from None
+        return dict(created.attributes)
 
     def resolve_discussion(self, iid: int, discussion_id: str) -> None:
         self._call(

@@ -240,7 +240,7 @@ def test_paginated_discussions_are_all_read(gl: FakeGitLab, change: ChangeReques
 
 
 def test_missing_merge_request_is_a_clear_error(gl: FakeGitLab) -> None:
-    with pytest.raises(PrereviewError, match="no merge request !99 in project 42"):
+    with pytest.raises(PrereviewError, match="404 to get merge request !99 in project 42"):
         forge(gl).fetch(ChangeRef("gitlab", "42", number=99))
 
 
