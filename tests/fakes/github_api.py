@@ -320,6 +320,10 @@ class FakeGitHub:
             ("GET", rf"/pulls/{n}/reviews", lambda r, m: self._page(r, self.reviews)),
             ("POST", rf"/pulls/{n}/reviews", self._create_review),
             ("GET", rf"/pulls/{n}/comments", lambda r, m: self._page(r, self.comments)),
+            ("POST", rf"/pulls/{n}/comments", self._create_review_comment),
+            ("POST", rf"/pulls/{n}/comments/(\d+)/replies", lambda r, m: self._reply(r, int(m[1]))),
+            ("DELETE", r"/pulls/comments/(\d+)", lambda r, m: self._delete(self.comments, int(m[1]))),
+            ("DELETE", r"/issues/comments/(\d+)", lambda r, m: self._delete(self.issue_comments, int(m[1]))),
             ("PATCH", r"/pulls/comments/(\d+)", lambda r, m: self._edit(self.comments, int(m[1]), r.body)),
             ("GET", rf"/issues/{n}/comments", lambda r, m: self._page(r, self.issue_comments)),
             ("POST", rf"/issues/{n}/comments", self._create_issue_comment),
@@ -458,27 +462,66 @@ class FakeGitHub:
         }
         self.reviews.append(review)
         for c in body.get("comments", []):
-            cid = next(self._ids)
-            self.comments.append(
-                {
-                    "id": cid,
-                    "pull_request_review_id": review["id"],
-                    "path": c["path"],
-                    "line": c.get("line"),
-                    "side": c.get("side", "RIGHT"),
-                    "start_line": c.get("start_line"),
-                    "start_side": c.get("start_side"),
-                    "original_line": c.get("line"),
-                    "body": c["body"],
-                    "commit_id": commit,
-                    "original_commit_id": commit,
-                    "user": {"login": BOT_LOGIN, "type": "Bot"},
-                    "url": self._api(f"/pulls/comments/{cid}"),
-                    "diff_hunk": "@@",
-                    "html_url": f"https://github.example/{self.repo}/pull/{self.pr_number}#discussion",
-                }
-            )
+            self._store_comment(c, review["id"], commit)
         return 200, {}, review
+
+    def _store_comment(
+        self, c: dict[str, Any], review_id: int | None, commit: str, in_reply_to: int | None = None
+    ) -> dict[str, Any]:
+        cid = next(self._ids)
+        comment = {
+            "id": cid,
+            "pull_request_review_id": review_id,
+            "path": c["path"],
+            "line": c.get("line"),
+            "side": c.get("side", "RIGHT"),
+            "start_line": c.get("start_line"),
+            "start_side": c.get("start_side"),
+            "original_line": c.get("line"),
+            "body": c["body"],
+            "commit_id": commit,
+            "original_commit_id": commit,
+            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "url": self._api(f"/pulls/comments/{cid}"),
+            "diff_hunk": "@@",
+            "html_url": f"https://github.example/{self.repo}/pull/{self.pr_number}#discussion_r{cid}",
+        }
+        if in_reply_to is not None:
+            comment["in_reply_to_id"] = in_reply_to
+        self.comments.append(comment)
+        return comment
+
+    def _create_review_comment(self, req: Request, m: re.Match[str]) -> tuple[int, dict[str, str], Any]:
+        body = req.body
+        if body.get("in_reply_to"):
+            return self._reply(req, int(body["in_reply_to"]))
+        problem = self._check_comment(body)
+        if problem:
+            return (
+                422,
+                {},
+                {"message": "Unprocessable Entity", "errors": [problem], "documentation_url": DOCS},
+            )
+        return 201, {}, self._store_comment(body, None, body.get("commit_id", self.head_sha))
+
+    def _reply(self, req: Request, parent_id: int) -> tuple[int, dict[str, str], Any]:
+        parent = next((c for c in self.comments if c["id"] == parent_id), None)
+        if parent is None:
+            return 404, {}, {"message": "Not Found", "documentation_url": DOCS}
+        reply = {
+            "path": parent["path"],
+            "line": parent["line"],
+            "side": parent["side"],
+            "body": req.body["body"],
+        }
+        return 201, {}, self._store_comment(reply, None, parent["commit_id"], in_reply_to=parent_id)
+
+    def _delete(self, items: list[dict[str, Any]], cid: int) -> tuple[int, dict[str, str], Any]:
+        before = len(items)
+        items[:] = [c for c in items if c["id"] != cid]
+        if len(items) == before:
+            return 404, {}, {"message": "Not Found", "documentation_url": DOCS}
+        return 204, {}, None
 
     def _create_issue_comment(self, req: Request, m: re.Match[str]) -> tuple[int, dict[str, str], Any]:
         if len(req.body["body"]) > 65536:
