@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,9 @@ def review(
     from .types import ChangeRef
     from .ui import console_progress
 
+    if output is not None and (output.is_dir() or not output.parent.is_dir()):
+        # checked before the review runs, so a typo does not cost a whole model run
+        raise PrereviewError(f"cannot write {output}; pass a file path in an existing directory to --output")
     tmp = None
     if demo:
         from .demo import make_repo
@@ -108,7 +113,12 @@ def review(
         result = review_change(change, cfg, progress=progress)
     text = render(result, fmt)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise PrereviewError(
+                f"cannot write {output} ({exc.strerror}); pass a writable path to --output"
+            ) from None
         click.echo(f"wrote {fmt} review to {output} ({len(result.findings)} finding(s))", err=True)
     else:
         click.echo(text, nl=False)
@@ -179,3 +189,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except BrokenPipeError:  # `prereview review | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    except Exception:
+        # A bug, not a user error: keep the traceback for the report, but exit 2 as documented
+        # (exit 1 means "a finding reached --fail-level" and must not be produced by a crash).
+        traceback.print_exc()
+        click.echo("prereview: internal error (a bug); please report it with the traceback above", err=True)
+        sys.exit(2)

@@ -403,3 +403,35 @@ def test_demo_with_scripted_model(capsys, cfg_file) -> None:
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert code == 0 and doc["coverage"]["reviewed"] == ["users.py"] and doc["findings"][0]["in_diff"]
+
+
+@pytest.mark.parametrize("where", ["missing-dir", "is-a-dir"])
+def test_unwritable_output_fails_before_the_review(
+    make_repo, tmp_path: Path, capsys, cfg_file, where
+) -> None:
+    repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
+    dest = tmp_path / "no" / "such" / "r.json" if where == "missing-dir" else tmp_path
+    cfg = _no_model_cfg(cfg_file)  # the model would fail to load: the error must come first
+    code, out, err = run_cli(
+        ["review", "--repo", str(repo), "--base", "HEAD~", "-o", str(dest), "--config", str(cfg)], capsys
+    )
+    assert code == 2 and out == "" and "--output" in one_line_error(err)
+
+
+def test_internal_error_exits_2_with_traceback(make_repo, capsys, cfg_file, monkeypatch) -> None:
+    """A bug is not a finding: exit 2 (never 1), with the traceback kept for the report."""
+    import bot.render.text
+
+    def broken(review):
+        raise KeyError("simulated bug")
+
+    monkeypatch.setattr(bot.render.text, "render_text", broken)
+    repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
+    try:
+        main(["review", "--repo", str(repo), "--base", "HEAD~", "--config", str(cfg_file())])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err and "simulated bug" in err
+    assert err.rstrip().splitlines()[-1].startswith("prereview: internal error")
