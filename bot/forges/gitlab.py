@@ -307,7 +307,7 @@ def _git_diff_entry(e: dict[str, Any]) -> str:
         head += [f"rename from {old}", f"rename to {new}"]
     if not body.strip():
         return "\n".join(head) + "\n"
-    if not body.startswith("--- "):  # /diffs without unidiff=true omits the file headers
+    if body.startswith("@@"):  # /diffs without unidiff=true omits the file headers
         src = "/dev/null" if e.get("new_file") else f"a/{old}"
         dst = "/dev/null" if e.get("deleted_file") else f"b/{new}"
         head += [f"--- {src}", f"+++ {dst}"]

@@ -142,12 +142,12 @@ def _resolve_stale(api: MRApi, iid: int, discussions: list[dict[str, Any]], revi
     return resolved
 
 
-_STATS = re.compile(r"^<sub>.*</sub>$", re.M)
+_SECONDS = re.compile(r"\b\d+(?:\.\d+)?s\b")
 
 
 def _same_summary(a: str, b: str) -> bool:
-    """Equal apart from the timings line, so an identical re-run edits nothing."""
-    return _STATS.sub("", a).strip() == _STATS.sub("", b).strip()
+    """Equal apart from timings, so an identical re-run edits nothing (a new head sha still counts)."""
+    return _SECONDS.sub("", a).strip() == _SECONDS.sub("", b).strip()
 
 
 def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str) -> str:

@@ -276,3 +276,17 @@ def test_renamed_file_positions_carry_both_paths(make_repo: Callable[..., Path])
             12,
         )
         assert_positions_on_diff(fake)
+
+
+def test_summary_names_the_new_head_even_with_the_same_findings(
+    gl: FakeGitLab, change: ChangeRequest
+) -> None:
+    from dataclasses import replace
+
+    a = Finding("app.py", 3, "a", quote="line 3 changed")
+    publish(forge(gl), change, review(change, a), GitLabConfig())
+    slower = replace(review(change, a), stats=Stats(model="scripted", seconds_total=9.5))
+    assert publish(forge(gl), change, slower, GitLabConfig()).summary == "unchanged"  # timings alone: no edit
+    moved = replace(review(change, a), head="e" * 40)
+    assert publish(forge(gl), change, moved, GitLabConfig()).summary == "updated"
+    assert "head eeeeeeeeeeee" in [n for n in gl.notes if "prereview:summary" in n["body"]][0]["body"]
