@@ -113,6 +113,8 @@ def select_files(
 def _skip_reason(f: FileDiff, cfg: ReviewConfig, head_lines: Callable[[str], int | None]) -> str | None:
     if f.is_binary:
         return "binary file"
+    if f.hunks and all(ln.text.startswith("Subproject commit ") for h in f.hunks for ln in h.lines):
+        return "submodule"
     if f.status == "deleted":
         return "file deleted"
     if cfg.include and not _match(f.path, cfg.include):

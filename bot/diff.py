@@ -139,7 +139,32 @@ def parse(diff_text: str) -> Diff:
     return Diff(files=tuple(files))
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(p: str) -> str:
+    """Undo git's C-style quoting of odd file names ("a/tab\\there.py", octal UTF-8 bytes)."""
+    if len(p) < 2 or not (p.startswith('"') and p.endswith('"')):
+        return p
+    out, i, body = bytearray(), 0, p[1:-1]
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            octal = body[i + 1 : i + 4]
+            if len(octal) == 3 and all(ch in "01234567" for ch in octal):
+                out.append(int(octal, 8) & 0xFF)
+                i += 4
+                continue
+            out += bytes([_ESCAPES[body[i + 1]]]) if body[i + 1] in _ESCAPES else body[i + 1].encode()
+            i += 2
+            continue
+        out += c.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", "replace")
+
+
 def _strip_prefix(p: str) -> str:
+    p = _unquote(p)
     for pre in ("a/", "b/"):
         if p.startswith(pre):
             return p[len(pre) :]

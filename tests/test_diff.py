@@ -273,3 +273,19 @@ def test_line_maps_match_the_files(tmp_path: Path, case: tuple) -> None:
     # has_line(RIGHT) is true exactly on the new-side numbers inside hunks
     inside = {ln.new_no for h in f.hunks for ln in h.lines if ln.new_no is not None}
     assert {n for n in range(1, len(new_lines) + 2) if d.has_line(f.path, n)} == inside
+
+
+def test_quoted_file_names(tmp_path: Path) -> None:
+    """git C-quotes names with TAB, quotes, backslashes, newlines (and non-ASCII unless quotepath=off)."""
+    names = ["tab\there.py", 'we"ird.py', "back\\slash.py", "new\nline.py", "ünï.py", "sp ace.py"]
+    d = commit_pair(tmp_path / "r", {n: b"a = 1\n" for n in names}, {n: b"a = 1\nb = 2\n" for n in names})
+    assert sorted(f.path for f in d.files) == sorted(names)
+    assert all(d.has_line(n, 2) for n in names)
+    quoted = _git(tmp_path / "r", "-c", "core.quotepath=on", "diff", "HEAD~", "HEAD")
+    assert '"b/\\303\\274n\\303\\257.py"' in quoted
+    assert sorted(f.path for f in parse(quoted).files) == sorted(names)
+    renamed = commit_pair(
+        tmp_path / "r2", {'old"name.py': b"x = 1\n" * 5}, {}, renames={'old"name.py': "tab\tnew.py"}
+    )
+    (f,) = renamed.files
+    assert (f.status, f.old_path, f.path) == ("renamed", 'old"name.py', "tab\tnew.py")

@@ -376,3 +376,30 @@ def test_change_larger_than_the_context_is_listed_not_sent(make_repo) -> None:
     assert result.coverage.reviewed == ("ok.py",)
     (sk,) = result.coverage.skipped
     assert sk.path == "app.js" and "line 2 is larger than the model context" in sk.reason
+
+
+def test_submodule_bump_is_skipped(make_repo, tmp_path: Path) -> None:
+    sub = make_repo({"s.txt": "1\n"}, {"s.txt": "2\n"})
+    repo = tmp_path / "super"
+    repo.mkdir()
+    g = [
+        "git",
+        "-C",
+        str(repo),
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@x",
+        "-c",
+        "protocol.file.allow=always",
+    ]
+    subprocess.run([*g, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*g, "submodule", "-q", "add", str(sub), "sm"], check=True, capture_output=True)
+    subprocess.run([*g, "commit", "-q", "-m", "base"], check=True)
+    subprocess.run(["git", "-C", str(repo / "sm"), "checkout", "-q", "HEAD~"], check=True)
+    (repo / "a.py").write_text("a = 1\n")
+    subprocess.run([*g, "add", "-A"], check=True)
+    subprocess.run([*g, "commit", "-q", "-m", "bump"], check=True)
+    result = run(fetch(repo), cfg(), ScriptedModel())
+    assert result.coverage.reviewed == ("a.py",)
+    assert [(s.path, s.reason) for s in result.coverage.skipped] == [("sm", "submodule")]
