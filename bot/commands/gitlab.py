@@ -56,15 +56,15 @@ class Pipeline:
         )
         if not api:
             raise PrereviewError(
-                "CI_API_V4_URL is not set; run in GitLab CI or pass --api-url https://HOST/api/v4"
+                "CI_API_V4_URL is not set; run in GitLab CI or set it to https://HOST/api/v4"
             )
         project = env.get("CI_MERGE_REQUEST_PROJECT_ID") or env.get("CI_PROJECT_ID")
         if not project:
-            raise PrereviewError("CI_PROJECT_ID is not set; run in GitLab CI or pass --project ID")
+            raise PrereviewError("CI_PROJECT_ID is not set; run in GitLab CI or set it to the project id")
         # Merged-results pipelines run on a merge commit; the MR's own head is the source branch sha.
         head = env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA") or env.get("CI_COMMIT_SHA")
         if not head:
-            raise PrereviewError("CI_COMMIT_SHA is not set; run in GitLab CI or pass --head SHA")
+            raise PrereviewError("CI_COMMIT_SHA is not set; run in GitLab CI or set it to the head commit")
         return cls(
             api_url=api,
             project=project,
