@@ -134,6 +134,7 @@ class ServerConfig(_Section):
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
     github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: https://HOST/api/v3)")
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
+    github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repositories from")
     bot_logins: list[str] = Field(
         default_factory=list, description="Accounts whose comments are ignored (the bot's own); '*[bot]' always"
     )

@@ -7,11 +7,13 @@ comment can point them elsewhere.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import Config
 from ..diff import Diff, parse
 from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
+from .checkout import checkout
 from .jobs import Job
 from .secrets import Secrets
 
@@ -33,6 +35,7 @@ class ForgeSession(Protocol):
     def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
     def may_command(self, job: Job) -> bool: ...
+    def clone(self, shas: list[str], dest: Path) -> Path: ...
 
 
 class GitHubSession:
@@ -42,6 +45,7 @@ class GitHubSession:
         from ..forges.github import GitHubAPI
 
         token = _github_token(job, cfg, secrets)
+        self._token = token
         self.job = job
         self.cfg = cfg
         self.api = GitHubAPI(cfg.server.github_api_url, token, job.repo, write_interval=0.0)
@@ -76,6 +80,13 @@ class GitHubSession:
 
     def may_command(self, job: Job) -> bool:
         return True  # author_association was checked by the server from the signed payload
+
+    def clone(self, shas: list[str], dest: Path) -> Path:
+        url = f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
+        return checkout(url, shas, dest, user="x-access-token", token=self._token)
+
+    def __repr__(self) -> str:  # never show the token
+        return f"GitHubSession({self.job.repo!r}#{self.job.number})"
 
 
 def _github_token(job: Job, cfg: Config, secrets: Secrets) -> str:
@@ -151,6 +162,12 @@ class GitLabSession:
                 return False  # not a member
             raise
         return int(member.access_level) >= DEVELOPER
+
+    def clone(self, shas: list[str], dest: Path) -> Path:
+        from ..forges.gitlab import api_root
+
+        url = f"{api_root(self.cfg.server.gitlab_url)}/{self.job.repo}.git"
+        return checkout(url, shas, dest, user="oauth2", token=self._token)
 
 
 SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}

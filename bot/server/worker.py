@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from .. import chatops
 from ..config import Config
 from ..diff import parse, render_hunk
 from ..models.base import Message
 from ..progress import Quiet
-from ..runner import LazyModel, review_change
+from ..runner import LazyModel, load_config, review_change
 from ..types import ChangeRequest, PrereviewError
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
@@ -129,10 +131,37 @@ class ForgeRunner:
         return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
 
     def _fix(self, job: Job, forge: ForgeSession) -> None:
-        forge.reply(
-            "`fix` is not available on this server yet; run `prereview fix` in the repository.",
-            job.comment_id,
-        )
+        """Run the tests at base and head in the sandbox; when the change broke them, reply with a patch
+        that makes them pass (proposed by the model, kept only if verified)."""
+        from ..commands.fix import find_fix, unified_diff
+        from ..render.markdown import fence_for
+
+        change = forge.fetch()
+        with tempfile.TemporaryDirectory(prefix="prereview-fix-") as tmp:
+            repo = forge.clone([change.base_sha, change.head_sha], Path(tmp) / "repo")
+            cfg = self._fix_config(repo, change.base_sha)
+            files, evidence = find_fix(replace(change, workdir=repo), cfg, self.model, Quiet())
+            if files is None:
+                forge.reply("No verified fix found: no candidate patch made the tests pass.", job.comment_id)
+                return
+            if not files:
+                forge.reply(
+                    "The tests pass at this head (or fail at the base too): nothing to fix.", job.comment_id
+                )
+                return
+            patch = unified_diff(repo, change.head_sha, files)
+        fence = fence_for(patch)
+        forge.reply(f"Verified fix ({evidence}):\n\n{fence}diff\n{patch}{fence}", job.comment_id)
+
+    def _fix_config(self, repo: Path, base_sha: str) -> Config:
+        """The server's config, with only the test command taken from the repository (at the base).
+
+        Sandbox, model and API settings stay the server's: a repository cannot turn the sandbox off here.
+        """
+        repo_cfg = load_config(repo, base_sha)
+        tests = "off" if "off" in (repo_cfg.tests, self.cfg.tests) else "auto"
+        command = repo_cfg.test_command or self.cfg.test_command
+        return self.cfg.model_copy(update={"tests": tests, "test_command": command})
 
 
 def ask_messages(

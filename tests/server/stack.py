@@ -122,6 +122,7 @@ class Stack:
         redis_url: str | None = None,
         server: dict[str, Any] | None = None,
         model: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.tmp = tmp
         self.port = free_port()
@@ -141,7 +142,11 @@ class Stack:
         }
         if redis_url:
             settings["redis_url"] = redis_url
-        cfg = {"model": model or {"backend": "scripted", "name": "scripted"}, "server": settings}
+        cfg = {
+            "model": model or {"backend": "scripted", "name": "scripted"},
+            "server": settings,
+            **(extra or {}),
+        }
         self.config = tmp / "server.yml"
         self.config.write_text(yaml.safe_dump(cfg))
         self.env = {

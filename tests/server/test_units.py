@@ -249,3 +249,14 @@ def test_new_hunks_keep_only_hunks_with_lines_added_since_last_time() -> None:
     assert "+w = 2" in out and "+y = 1" not in out
     assert new_hunks(old, added_lines(old)) == ""
     assert "+y = 1" in new_hunks(old, {})
+
+
+def test_clone_token_goes_in_a_header_env_only() -> None:
+    import base64
+
+    from bot.server.checkout import auth_env
+
+    env = auth_env("https://github.com/o/r.git", "x-access-token", "ghs_secret")
+    assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
+    assert base64.b64decode(env["GIT_CONFIG_VALUE_0"].split()[-1]) == b"x-access-token:ghs_secret"
+    assert "GIT_CONFIG_COUNT" not in auth_env("file:///srv/o/r.git", "x", "ghs_secret")
