@@ -31,12 +31,12 @@ class ModelConfig(_Section):
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (…/v1)")
     api_key_env: str = Field("PREREVIEW_API_KEY", description="Environment variable holding the API key")
     n_gpu_layers: int | None = Field(
-        None, description="Layers to offload; None = all when GPU offload exists"
+        None, ge=-1, description="Layers to offload; None = all when GPU offload exists"
     )
-    n_ctx: int | None = Field(None, description="Context size; None = from the model and the budget")
-    threads: int | None = Field(None, description="CPU threads; None = the real CPU quota")
-    timeout: float = Field(300.0, description="HTTP backend: seconds per request")
-    retries: int = Field(2, description="HTTP backend: retries on connection errors and 5xx")
+    n_ctx: int | None = Field(None, ge=512, description="Context size; None = from the model and the budget")
+    threads: int | None = Field(None, ge=1, description="CPU threads; None = the real CPU quota")
+    timeout: float = Field(300.0, gt=0, description="HTTP backend: seconds per request")
+    retries: int = Field(2, ge=0, description="HTTP backend: retries on connection errors and 5xx")
     script: str | None = Field(None, description="Scripted backend: JSON file with scripted replies")
 
 
@@ -50,9 +50,9 @@ class ReviewConfig(_Section):
     min_severity: SeverityName = Field("low", description="Drop findings below this severity")
     fail_level: FailLevel = Field("none", description="Exit 1 when a finding reaches this severity")
     instructions: str = Field("", description="Extra instructions appended to the review prompt")
-    max_file_lines: int = Field(5000, description="Skip files whose new version is longer than this")
-    chunk_tokens: int | None = Field(None, description="Diff tokens per chunk; None = from n_ctx")
-    max_new_tokens: int = Field(768, description="Completion tokens per chunk")
+    max_file_lines: int = Field(5000, ge=1, description="Skip files whose new version is longer than this")
+    chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
+    max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
 
 
 class ScannersConfig(_Section):
@@ -121,20 +121,20 @@ class GitLabConfig(_Section):
 
 
 class ServerConfig(_Section):
-    """`prereview serve` / `prereview worker`. Read from the server's own config and environment only:
-    a repository's .prereview.yml may set `auto_review` and `command_prefix`, nothing else here."""
+    """`prereview serve` / `prereview worker`: the server reads these from its own config file and
+    environment only, never from a repository's .prereview.yml or a comment."""
 
-    command_prefix: str = Field("/", description="Commands start with this, e.g. '/prereview ' on shared servers")
+    command_prefix: str = Field("/", description="Commands start with this ('/prereview' on shared servers)")
     auto_review: bool = Field(True, description="Review PRs on open/reopen/new commits (per repository too)")
     queue: Literal["sqlite", "redis"] = Field("sqlite", description="Embedded SQLite queue or a shared Redis")
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
     max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
-    rate_limit_per_minute: int = Field(30, description="Accepted events per repository per minute (429 beyond)")
+    rate_limit_per_minute: int = Field(30, description="Accepted events per repo per minute (429 beyond)")
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
-    github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: https://HOST/api/v3)")
+    github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: …/api/v3)")
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
-    github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repositories from")
+    github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repos from")
     bot_logins: list[str] = Field(
         default_factory=list, description="Accounts whose comments are ignored (the bot's own); '*[bot]' always"
     )

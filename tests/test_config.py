@@ -33,6 +33,12 @@ def _err(path: Path, text: str) -> str:
         ("review:\n  include: 3\n", "review.include", "list"),
         ("model: qwen\n", "model", "ModelConfig"),
         ("sandbox:\n  timeout: [1]\n", "sandbox.timeout", "number"),
+        ("model:\n  n_ctx: 16\n", "model.n_ctx", "greater than or equal to 512"),
+        ("model:\n  threads: 0\n", "model.threads", "greater than or equal to 1"),
+        ("model:\n  timeout: 0\n", "model.timeout", "greater than 0"),
+        ("model:\n  retries: -1\n", "model.retries", "greater than or equal to 0"),
+        ("review:\n  max_new_tokens: 0\n", "review.max_new_tokens", "greater than or equal to 32"),
+        ("review:\n  chunk_tokens: 1\n", "review.chunk_tokens", "greater than or equal to 64"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path: Path, text: str, key: str, hint: str) -> None:

@@ -73,7 +73,7 @@ def test_second_chunk_reuses_the_prompt_prefix(llm: Any, make_repo) -> None:
     head = {p: t.replace("return x + 1\n", "return x - 1\n") for p, t in base.items()}
     repo = make_repo(base, head)
     change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
-    cfg = build({"review": {"chunk_tokens": 60, "max_new_tokens": 128}}, env={})
+    cfg = build({"review": {"chunk_tokens": 64, "max_new_tokens": 128}}, env={})
     model = Recording(llm)
     result = review.run(
         change, cfg, model_factory=lambda: model, read_head=lambda p: git.show(repo, change.head_sha, p)
