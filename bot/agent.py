@@ -132,6 +132,11 @@ def run(
     from .verify import judge
 
     result = AgentResult(False, {}, None)
+
+    def note(entry: str) -> None:
+        result.log.append(entry)
+        log(entry)
+
     intro = Message("user", f"<untrusted>\n{task}\n</untrusted>\nFix it. Reply with your first tool call.")
     history: list[Message] = []
     for step in range(1, max_steps + 1):
@@ -147,9 +152,7 @@ def run(
                 Message("user", "Invalid JSON; try again."),
             ]
             continue
-        entry = f"step {step}: {tool}({_args(call)})"
-        result.log.append(entry)
-        log(entry)
+        note(f"step {step}: {tool}({_args(call)})")
         if tool == "done":
             break
         if tool == "edit":
@@ -161,7 +164,7 @@ def run(
                 obs += f"\ntests: {after.summary()}\n{_tail(after)}"
                 if ok:
                     result.ok, result.evidence, result.files = True, why, workspace.changed()
-                    result.log.append(f"  -> verified: {why}")
+                    note(f"  -> verified: {why}")
                     return result
         elif tool == "run_tests":
             after = runner.in_tree(workspace.root)
@@ -172,7 +175,7 @@ def run(
             obs = workspace.list_files(call.get("path", ""))
         else:
             obs = workspace.search(call.get("query", ""))
-        result.log.append(f"  -> {obs.splitlines()[0][:120] if obs else ''}")
+        note(f"  -> {obs.splitlines()[0][:120] if obs else ''}")
         history += [
             Message("assistant", completion.text),
             Message("user", "Result:\n" + obs[:OBSERVATION_CHARS]),
