@@ -136,7 +136,7 @@ class ServerConfig(_Section):
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
     github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repos from")
     bot_logins: list[str] = Field(
-        default_factory=list, description="Accounts whose comments are ignored (the bot's own); '*[bot]' always"
+        default_factory=list, description="Accounts whose comments are ignored (and any '*[bot]')"
     )
     coalesce_seconds: float = Field(3.0, description="Auto-reviews wait this long so quick pushes coalesce")
     lease_seconds: float = Field(60.0, description="A job whose worker stops renewing this long is retried")
