@@ -179,6 +179,7 @@ def _run(
         )
     publisher = GitHubPublisher(api, job.number, max_comments=cfg.github.max_comments_per_request)
     since = job.since if cfg.github.incremental and not full else None
+    state = publisher.summary()
     if job.comment_body is not None:
         command = chatops.parse(job.comment_body, cfg.server.command_prefix)
         if command is None:
@@ -194,11 +195,11 @@ def _run(
             api.react(job.comment_id, "eyes")
         if command.name != "review":
             return _chat(command, publisher, api, job, cfg.server.command_prefix)
-        since = publisher.summary().head if command.incremental else None
-    elif publisher.summary().paused:
+        since = state.head if command.incremental else None
+    elif state.paused:
         click.echo("prereview: automatic reviews are paused on this PR (comment /resume to resume)", err=True)
         return 0
-    return _review(job, cfg, forge, publisher, env, since=since)
+    return _review(job, cfg, forge, publisher, env, since=since, state=state)
 
 
 def _chat(command: chatops.Command, publisher: Any, api: Any, job: Job, prefix: str) -> int:
@@ -220,7 +221,14 @@ def _chat(command: chatops.Command, publisher: Any, api: Any, job: Job, prefix: 
 
 
 def _review(
-    job: Job, cfg: Any, forge: Any, publisher: Any, env: Mapping[str, str], *, since: str | None
+    job: Job,
+    cfg: Any,
+    forge: Any,
+    publisher: Any,
+    env: Mapping[str, str],
+    *,
+    since: str | None,
+    state: Any,
 ) -> int:
     from ..diff import parse
     from ..forges.github import PermissionDenied, restrict_diff
@@ -263,7 +271,7 @@ def _review(
     )
     code = exit_code(review, cfg.review.fail_level)
     try:
-        result = publisher.publish(review, pr_diff, scope=scope)
+        result = publisher.publish(review, pr_diff, scope=scope, state=state)
         progress.message(
             f"posted {result.posted} comment(s), {result.skipped} already there, {result.in_summary} "
             f"in the summary, {result.rejected} refused by GitHub, {result.resolved} resolved"

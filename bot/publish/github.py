@@ -142,15 +142,22 @@ class GitHubPublisher:
 
     # -- writing ----------------------------------------------------------------------------------
     def publish(
-        self, review: Review, diff: Diff, *, scope: Diff | None = None, title: str = "prereview"
+        self,
+        review: Review,
+        diff: Diff,
+        *,
+        scope: Diff | None = None,
+        state: SummaryState | None = None,
+        title: str = "prereview",
     ) -> PublishResult:
         """Post `review` (whose findings were anchored on `diff`, the PR's base...head diff).
 
         `scope`: for an incremental review, the part of the diff that was re-reviewed; earlier comments
-        outside it are kept (not resolved) and earlier summary entries carried over.
+        outside it are kept (not resolved) and earlier summary entries carried over. `state`: the summary
+        as just read (saves a request).
         """
         existing = self.ours()
-        state = self.summary()
+        state = state if state is not None else self.summary()
         inline_fps = {fp for c in existing for fp in fingerprints_in(c.body)}
         already = inline_fps | state.fingerprints
         current = {f.fingerprint for f in review.findings}
