@@ -179,7 +179,12 @@ def run(
     p = Pipeline.from_env(env, mr_iid=mr_iid)
     progress = _Echo()
     token = token_from(env)
-    forge = GitLabForge(p.api_url, token, p.project, ssl_verify=ssl_verify_from(env))
+
+    def forge(timeout: float = 30.0, retries: int = 4) -> GitLabForge:  # built when needed: no I/O before
+        return GitLabForge(
+            p.api_url, token, p.project, ssl_verify=ssl_verify_from(env), timeout=timeout, retries=retries
+        )
+
     base = p.base_sha
     if base is None:  # very old GitLab, or a manual run: ask the API
         if token is None:
@@ -187,7 +192,7 @@ def run(
                 "CI_MERGE_REQUEST_DIFF_BASE_SHA is not set and there is no token to ask GitLab; "
                 "set PREREVIEW_GITLAB_TOKEN"
             )
-        base = forge.diff_refs(p.mr_iid, p.head_sha).base_sha
+        base = forge().diff_refs(p.mr_iid, p.head_sha).base_sha
     workdir = git.toplevel(p.project_dir)
     ref = ChangeRef("gitlab", p.project, base, p.head_sha, p.mr_iid)
     change = ChangeRequest(
@@ -200,17 +205,9 @@ def run(
         author=p.author,
         workdir=workdir,
     )
-    forge.checkout(change, workdir, progress)
+    GitLabForge.checkout(change, workdir, progress)
     change = replace(change, diff_text=git.diff(workdir, base, p.head_sha))
     cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
-    forge = GitLabForge(
-        p.api_url,
-        token,
-        p.project,
-        ssl_verify=ssl_verify_from(env),
-        timeout=cfg.gitlab.timeout,
-        retries=cfg.gitlab.retries,
-    )
     if not change.diff_text.strip():
         progress.message(f"nothing to review: {base[:12]}..{p.head_sha[:12]} has no changes")
     review = review_change(change, cfg, progress=progress)
@@ -228,7 +225,9 @@ def run(
         click.echo(f"prereview: {NOT_POSTING}", err=True)
     else:
         try:
-            res = forge.post_review(change, review, cfg.gitlab, progress)
+            res = forge(cfg.gitlab.timeout, cfg.gitlab.retries).post_review(
+                change, review, cfg.gitlab, progress
+            )
         except PermissionDenied as exc:
             if cfg.gitlab.fail_on_permission:
                 raise

@@ -210,7 +210,8 @@ class GitLabForge:
             url=mr.get("web_url") or "",
         )
 
-    def checkout(self, change: ChangeRequest, dest: Path, progress: Progress | None = None) -> Path:
+    @staticmethod
+    def checkout(change: ChangeRequest, dest: Path, progress: Progress | None = None) -> Path:
         """`dest` is the CI checkout: make sure base and head are reachable there (shallow clones)."""
         for label, sha in (("base", change.base_sha), ("head", change.head_sha)):
             if _has(dest, sha):

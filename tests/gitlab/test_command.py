@@ -293,3 +293,12 @@ def test_env_from_a_real_merge_request_hook(bug_mr: MR) -> None:
         assert all(
             r.path.startswith(f"/projects/{project['id']}/merge_requests/{mr['iid']}") for r in fake.requests
         )
+
+
+def test_a_wrong_ca_path_is_one_line_after_the_report(bug_mr: MR) -> None:
+    with bug_mr.fake() as fake:
+        run = bug_mr.run(fake, CI_SERVER_TLS_CA_FILE="/no/such/ca.pem")
+        assert fake.requests == []
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.lines[-1].startswith("prereview: error: CI_SERVER_TLS_CA_FILE points at /no/such/ca.pem")
+    assert bug_mr.report()
