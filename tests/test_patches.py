@@ -1,4 +1,4 @@
-"""Propose -> verify: constrained patches, the acceptance rules, the review stage, `prereview fix`, the agent."""
+"""Propose -> verify: constrained patches, acceptance rules, the review stage, `prereview fix`, the agent."""
 
 from __future__ import annotations
 
@@ -309,7 +309,7 @@ def test_fix_when_nothing_is_broken_and_without_tests(make_repo, tmp_path):
     assert out.exit_code != 0 and "no tests to run" in str(out.exception)
 
 
-# ---------------------------------------------------------------- the stage leaves reviews without tests alone
+# ---------------------------------------------------------------- reviews without tests are left alone
 
 
 def test_review_without_tests_or_with_tests_off_is_unchanged(make_repo, tmp_path):
