@@ -180,11 +180,10 @@ def main() -> None:
         for dataset, case in todo:
             row = run_case(dataset, case, model, args, Path(tmp))
             rows.append(row)
-            print(
-                f"{dataset}/{case}: {'OK ' if row['ok'] else 'no '} {row.get('seconds', 0):>6}s "
-                f"candidates={row['candidates']}{' agent' if row.get('agent') else ''} {row.get('error', '')}".rstrip(),
-                flush=True,
-            )
+            agent_mark = " agent" if row.get("agent") else ""
+            status = "OK " if row["ok"] else "no "
+            line = f"{dataset}/{case}: {status} {row.get('seconds', 0):>6}s candidates={row['candidates']}{agent_mark}"
+            print(f"{line} {row.get('error', '')}".rstrip(), flush=True)
             if args.out:
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 with args.out.open("a") as fh:
