@@ -182,7 +182,8 @@ def main() -> None:
             rows.append(row)
             agent_mark = " agent" if row.get("agent") else ""
             status = "OK " if row["ok"] else "no "
-            line = f"{dataset}/{case}: {status} {row.get('seconds', 0):>6}s candidates={row['candidates']}{agent_mark}"
+            line = f"{dataset}/{case}: {status} {row.get('seconds', 0):>6}s"
+            line += f" candidates={row['candidates']}{agent_mark}"
             print(f"{line} {row.get('error', '')}".rstrip(), flush=True)
             if args.out:
                 args.out.parent.mkdir(parents=True, exist_ok=True)
