@@ -90,11 +90,18 @@ def _base(f: FileDiff, refs: DiffRefs, position_type: str = "text") -> dict[str,
     }
 
 
-def _range_end(f: FileDiff, gl: GLine) -> dict[str, str]:
-    return {
+def _range_end(f: FileDiff, gl: GLine) -> dict[str, Any]:
+    """One end of a line_range. GitLab shows the range only with old_line/new_line next to the line
+    code (gitlab-org/api/client-go!2254); `type` is "new" for an added line, else "old" (API docs)."""
+    end: dict[str, Any] = {
         "line_code": line_code(f.path, gl.old_pos, gl.new_pos),
         "type": "new" if gl.kind == "+" else "old",
     }
+    if gl.old_line is not None:
+        end["old_line"] = gl.old_line
+    if gl.new_line is not None:
+        end["new_line"] = gl.new_line
+    return end
 
 
 def anchor(finding: Finding, diff: Diff, refs: DiffRefs) -> Anchor | None:

@@ -392,6 +392,9 @@ class FakeGitLab:
                 hit = by_code.get(end.get("line_code", ""))
                 if hit is None or end.get("type") != ("new" if hit[1].kind == "+" else "old"):
                     return LINE_CODE_ERROR
+                for key_line in ("old_line", "new_line"):  # optional, but must name the same line
+                    if key_line in end and end[key_line] != getattr(hit[1], key_line):
+                        return LINE_CODE_ERROR
                 ends.append(hit[0])
             if ends[0] > ends[1] or f.lines[ends[1]] != line:
                 return LINE_CODE_ERROR

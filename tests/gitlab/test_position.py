@@ -72,8 +72,13 @@ def test_multi_line_range_and_suggestion_header() -> None:
     a = anchor(Finding("f.py", 4, "m", end_line=6), diff, REFS)
     assert a is not None
     assert a.position["new_line"] == 6 and "old_line" not in a.position
-    assert a.position["line_range"]["start"] == {"line_code": line_code("f.py", 4, 4), "type": "old"}
-    assert a.position["line_range"]["end"] == {"line_code": line_code("f.py", 5, 6), "type": "new"}
+    start = {"line_code": line_code("f.py", 4, 4), "type": "old", "old_line": 4, "new_line": 4}
+    assert a.position["line_range"]["start"] == start
+    assert a.position["line_range"]["end"] == {
+        "line_code": line_code("f.py", 5, 6),
+        "type": "new",
+        "new_line": 6,
+    }
     assert a.suggestion_header == "suggestion:-2+0"
     assert fake_for(DIFF).position_error(a.position) is None
     left = anchor(Finding("f.py", 10, "m", side="LEFT", suggestion="x"), diff, REFS)
