@@ -30,6 +30,7 @@ class Job:
 
     number: int
     safe: bool = False  # pull_request_target: never touch the PR's code
+    automatic: bool = False  # a push or an opened PR (not a person asking): /pause stops these
     since: str | None = None  # review only before..head (synchronize)
     comment_body: str | None = None  # issue_comment: parsed once the config (command prefix) is known
     comment_id: int | None = None
@@ -50,9 +51,8 @@ def plan(event_name: str, event: Mapping[str, Any], *, pr: int | None = None) ->
                 "draft pull request: review waits for ready_for_review (github.review_drafts: true to change)"
             )
         since = event.get("before") if action == "synchronize" else None
-        return Job(
-            int(event.get("number") or pull["number"]), safe=event_name == "pull_request_target", since=since
-        )
+        number = int(event.get("number") or pull["number"])
+        return Job(number, safe=event_name == "pull_request_target", since=since, automatic=True)
     if event_name == "issue_comment":
         issue = event.get("issue") or {}
         comment = event.get("comment") or {}
@@ -66,12 +66,13 @@ def plan(event_name: str, event: Mapping[str, Any], *, pr: int | None = None) ->
         )
     if event_name == "workflow_dispatch":
         inputs = event.get("inputs") or {}
-        number = inputs.get("pr") or inputs.get("pr-number") or inputs.get("pull_request")
-        if not number:
+        given = inputs.get("pr") or inputs.get("pr-number") or inputs.get("pull_request")
+        if not str(given or "").strip().isdigit():
             raise PrereviewError(
-                "workflow_dispatch needs a `pr` input with the pull request number (or --pr N)"
+                f"workflow_dispatch needs a `pr` input with the pull request number (got {given!r}); "
+                "add one or pass --pr N"
             )
-        return Job(int(number))
+        return Job(int(str(given)))
     raise PrereviewError(
         f"event '{event_name}' is not supported; run on pull_request, pull_request_target, issue_comment or "
         "workflow_dispatch (or pass --pr N)"
@@ -192,14 +193,23 @@ def _run(
             )
             return 0
         if job.comment_id is not None:
-            api.react(job.comment_id, "eyes")
+            _react(api, job.comment_id)
         if command.name != "review":
             return _chat(command, publisher, api, job, cfg.server.command_prefix)
         since = state.head if command.incremental else None
-    elif state.paused:
+    elif state.paused and job.automatic:
         click.echo("prereview: automatic reviews are paused on this PR (comment /resume to resume)", err=True)
         return 0
     return _review(job, cfg, forge, publisher, env, since=since, state=state)
+
+
+def _react(api: Any, comment_id: int) -> None:
+    from ..forges.github import PermissionDenied
+
+    try:
+        api.react(comment_id, "eyes")
+    except PermissionDenied:  # a reaction is a courtesy; the command still runs
+        click.echo("prereview: cannot react to the command comment (token lacks issues: write)", err=True)
 
 
 def _chat(command: chatops.Command, publisher: Any, api: Any, job: Job, prefix: str) -> int:

@@ -241,3 +241,12 @@ def test_shallow_head_checkout_uses_the_api_diff_and_the_checkout(action: Action
     assert action.gh.calls("GET", "/pulls/1/files") >= 1
     assert any(c["path"] == "python_programs/gcd.py" and c["line"] == 5 for c in action.gh.comments)
     _assert_on_diff(action)
+
+
+def test_dispatch_reviews_even_when_paused(action: Action) -> None:
+    pause = payload("issue_comment.created.on_pr.pac-retest.json", body="/pause")
+    assert action.run("issue_comment", pause).code == 0
+    assert action.run("pull_request", action.opened()).code == 0 and action.gh.reviews == []
+    assert action.run("workflow_dispatch", {"inputs": {"pr": "1"}}).code == 0 and len(action.gh.reviews) == 1
+    bad = action.run("workflow_dispatch", {"inputs": {"pr": "one"}})
+    assert bad.code == 2 and "pull request number" in bad.err
