@@ -127,7 +127,7 @@ def find_fix(change: Any, cfg: Any, model_factory: Any, progress: Any) -> tuple[
 def unified_diff(repo: Path, head: str, files: dict[str, str]) -> str:
     from .. import git
 
-    out = []
+    out: list[str] = []
     for path, new in sorted(files.items()):
         old = git.show(repo, head, path) or ""
         out += difflib.unified_diff(
