@@ -105,6 +105,7 @@ def test_fork_read_only_token_falls_back_to_annotations(action: Action) -> None:
     assert "::warning::prereview cannot comment on this PR" in run.out
     assert "file=python_programs/gcd.py,line=5" in run.out
     assert "python_programs/gcd.py" in run.step_summary
+    assert "ghs_test" not in run.out + run.err + run.step_summary  # the token never reaches logs
     assert run.outputs["findings"] != "0"
     action.config["github"]["fail_on_permission"] = True
     strict = action.run("pull_request", action.opened())
