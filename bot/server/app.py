@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,11 +143,23 @@ def create_app(server: Server) -> Starlette:
         data = await run_in_threadpool(generate_latest, server.metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async def sweep() -> None:
+            while True:
+                await run_in_threadpool(server.state.sweep)
+                await asyncio.sleep(3600)
+
+        task = asyncio.create_task(sweep())
+        yield
+        task.cancel()
+
     return Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/webhooks/github", github, methods=["POST"]),
             Route("/webhooks/gitlab", gitlab, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
-        ]
+        ],
     )

@@ -75,6 +75,15 @@ class Ledger:
     def count(self, key: str, amount: int = 1) -> int:
         return int(self._s.incr(key, amount))
 
+    def drop_counter(self, key: str) -> None:
+        self._s.delete_counter(key)
+
+    def raw_items(self, prefix: str) -> Iterator[tuple[str, str]]:
+        for key, raw in self._s.result_items().items():
+            k = key.decode() if isinstance(key, bytes) else key
+            if k.startswith(prefix):
+                yield k, bytes(raw).decode(errors="replace")
+
     def items(self, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
         for key, raw in self._s.result_items().items():
             k = key.decode() if isinstance(key, bytes) else key

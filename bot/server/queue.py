@@ -68,6 +68,8 @@ def make_storage(cfg: ServerConfig, name: str) -> Any:
     return SqliteStorage(name, filename=str(path))
 
 
+FAILED_KEPT_SECONDS = 7 * 86400  # failed job records stay this long (for inspection)
+
 # Duration buckets (seconds) for the job-duration histogram kept as shared counters.
 DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 
@@ -233,9 +235,18 @@ class JobQueue:
         waiting = {tuple(t.args) for t in [*self.huey.pending(), *self.huey.scheduled()]}
         put_back = 0
         for _, rec in list(self.ledger.items(JOB)):
-            if self._suspect(rec, waiting) and self._reap_one(rec):
+            if rec["state"] == "failed" and self._clock() - rec["touched"] > FAILED_KEPT_SECONDS:
+                self._forget_failed(rec)  # kept a while for inspection, then dropped
+            elif self._suspect(rec, waiting) and self._reap_one(rec):
                 put_back += 1
         return put_back
+
+    def _forget_failed(self, rec: dict[str, Any]) -> None:
+        job_id = rec["job"]["id"]
+        self.ledger.delete(JOB + job_id)
+        self.ledger.delete(f"ack:{job_id}")
+        for k in range(rec["attempt"] + 1):
+            self.ledger.delete(f"claim:{job_id}:{k}")
 
     def _suspect(self, rec: dict[str, Any], waiting: set[tuple[Any, ...]]) -> bool:
         if rec["state"] == "running":

@@ -23,7 +23,23 @@ class ServerState:
 
     def within_rate(self, repo: str, per_minute: int) -> bool:
         minute = int(self._clock() // 60)
+        last = self._l.get(f"rate-minute:{repo}")
+        if last is None or last["minute"] != minute:  # a new minute: drop the previous minute's counter
+            self._l.put(f"rate-minute:{repo}", {"minute": minute})
+            if last is not None:
+                self._l.drop_counter(f"rate:{repo}:{last['minute']}")
         return self._l.count(f"rate:{repo}:{minute}") <= per_minute
+
+    def sweep(self, max_age: float = 3 * 86400) -> int:
+        """Forget deliveries older than `max_age` seconds (forges redeliver within hours). Returns count."""
+        old = [
+            key
+            for key, seen in self._l.raw_items("delivery:")
+            if seen.isdigit() and self._clock() - int(seen) > max_age
+        ]
+        for key in old:
+            self._l.delete(key)
+        return len(old)
 
     def paused(self, pr_key: str) -> bool:
         return self._l.get(f"paused:{pr_key}") is not None

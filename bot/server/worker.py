@@ -35,8 +35,9 @@ ASK_SYSTEM = (
 
 
 def _escape(text: str) -> str:
-    # Model output is untrusted: no raw HTML (hidden markers), no @mentions that ping people.
-    return text.replace("<", "&lt;").replace("@", "@\u200b")
+    # Model output is untrusted: no raw HTML (hidden markers), no @mentions that ping people, no images
+    # (an image URL would be fetched by every reader's browser).
+    return text.replace("<", "&lt;").replace("@", "@\u200b").replace("![", "!\u200b[")
 
 
 class ForgeRunner:

@@ -260,3 +260,18 @@ def test_clone_token_goes_in_a_header_env_only() -> None:
     assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
     assert base64.b64decode(env["GIT_CONFIG_VALUE_0"].split()[-1]) == b"x-access-token:ghs_secret"
     assert "GIT_CONFIG_COUNT" not in auth_env("file:///srv/o/r.git", "x", "ghs_secret")
+
+
+def test_state_forgets_old_deliveries_and_old_rate_counters(tmp_path) -> None:
+    from bot.server.queue import make_storage
+    from bot.server.state import ServerState
+
+    now = [1_000_000.0]
+    cfg = ServerConfig(queue_path=str(tmp_path / "q.sqlite3"))
+    state = ServerState(make_storage(cfg, "state"), clock=lambda: now[0])
+    assert state.first_delivery("github", "d1") and not state.first_delivery("github", "d1")
+    assert all(state.within_rate("o/r", 3) for _ in range(3)) and not state.within_rate("o/r", 3)
+    now[0] += 60
+    assert state.within_rate("o/r", 3)  # a new minute
+    now[0] += 4 * 86400
+    assert state.sweep() == 1 and state.first_delivery("github", "d1")
