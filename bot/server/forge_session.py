@@ -42,13 +42,21 @@ class GitHubSession:
     incremental = True
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
+        self.job, self.cfg, self._secrets = job, cfg, secrets
+        self._token: str | None = None
+        self._api: Any = None
+
+    @property
+    def api(self) -> Any:
+        """The REST client, created on first use (a GitHub App token costs an API call)."""
         from ..forges.github import GitHubAPI
 
-        token = _github_token(job, cfg, secrets)
-        self._token = token
-        self.job = job
-        self.cfg = cfg
-        self.api = GitHubAPI(cfg.server.github_api_url, token, job.repo, write_interval=0.0)
+        if self._api is None:
+            self._token = _github_token(self.job, self.cfg, self._secrets)
+            self._api = GitHubAPI(
+                self.cfg.server.github_api_url, self._token, self.job.repo, write_interval=0.0
+            )
+        return self._api
 
     def fetch(self) -> ChangeRequest:
         from ..forges.github import GitHubForge
@@ -83,6 +91,7 @@ class GitHubSession:
 
     def clone(self, shas: list[str], dest: Path) -> Path:
         url = f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
+        _ = self.api  # makes sure the token exists
         return checkout(url, shas, dest, user="x-access-token", token=self._token)
 
     def __repr__(self) -> str:  # never show the token
