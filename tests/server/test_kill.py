@@ -52,6 +52,38 @@ def test_killed_worker_job_completes_after_restart_without_duplicates(backend: d
             stack.stop()
 
 
+def test_a_killed_worker_process_is_replaced_and_its_job_retried(tmp_path) -> None:
+    """Only the process running the job dies (OOM killer, segfault): the consumer starts a new one."""
+    import os
+    import signal
+
+    from bot.config import ServerConfig
+    from bot.server.ledger import Ledger
+    from bot.server.queue import make_huey
+
+    with FakeGitHub(repo=REPO, pr_number=PR, diff_text=DIFF, head_sha="c" * 40, base_sha="d" * 40) as gh:
+        stack = Stack(tmp_path, gh.url)
+        try:
+            stack.start_server()
+            stack.start_worker()
+            gh.fail("POST", rf"/issues/{PR}/comments$", 502, times=10_000)
+            assert stack.github(comment_event("/review", comment_id=78)).status_code == 202
+            wait_for(lambda: gh.reviews, 60, "the inline review\n" + stack.logs())
+            ledger = Ledger(make_huey(ServerConfig(queue_path=str(tmp_path / "queue.sqlite3"))).storage)
+            lease = ledger.lease(f"github:{REPO}#{PR}")
+            assert lease is not None
+            os.kill(int(lease.owner.rpartition(":")[2]), signal.SIGKILL)
+            gh._failures.clear()
+            wait_for(
+                lambda: any("prereview:summary" in c["body"] for c in gh.issue_comments),
+                60,
+                "the summary from the replacement process\n" + stack.logs(),
+            )
+            assert (len(gh.reviews), len(gh.comments)) == (1, 1)
+        finally:
+            stack.stop()
+
+
 def test_serve_with_workers_answers_and_stops_them_on_sigterm(tmp_path) -> None:
     import os
     import signal
