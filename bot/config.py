@@ -125,7 +125,10 @@ class ServerConfig(_Section):
     environment only, never from a repository's .prereview.yml or a comment."""
 
     command_prefix: str = Field("/", description="Commands start with this ('/prereview' on shared servers)")
-    auto_review: bool = Field(True, description="Review PRs on open/reopen/new commits (per repository too)")
+    auto_review: bool = Field(True, description="Review PRs on open/reopen/new commits")
+    no_auto_review: list[str] = Field(
+        default_factory=list, description="Repositories (globs: 'org/*') without automatic reviews"
+    )
     queue: Literal["sqlite", "redis"] = Field("sqlite", description="Embedded SQLite queue or a shared Redis")
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")

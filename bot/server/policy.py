@@ -5,6 +5,7 @@ Comment text only picks a command and its question; it never reaches configurati
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,8 @@ def decide(event: Event, cfg: ServerConfig, *, paused: bool, delivery: str = "")
     if event.kind == "pr":
         if not cfg.auto_review:
             return Decision(None, "auto-review is off")
+        if any(fnmatch.fnmatchcase(event.repo, pattern) for pattern in cfg.no_auto_review):
+            return Decision(None, "auto-review is off for this repository")
         if paused:
             return Decision(None, "auto-review is paused on this PR")
         if event.draft:

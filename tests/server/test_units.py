@@ -96,6 +96,8 @@ def test_decisions() -> None:
     pr = events.Event("github", "pr", "o/r", 3, "synchronize")
     assert decide(pr, cfg, paused=True).job is None
     assert decide(pr, ServerConfig(auto_review=False), paused=False).job is None
+    assert decide(pr, ServerConfig(no_auto_review=["o/*"]), paused=False).job is None
+    assert decide(pr, ServerConfig(no_auto_review=["x/*"]), paused=False).job is not None
     assert decide(pr, cfg, paused=False).job.auto  # type: ignore[union-attr]
 
 
