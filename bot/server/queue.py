@@ -30,6 +30,8 @@ from .ledger import JOB, Lease, Ledger, owner_id
 
 log = logging.getLogger("prereview.queue")
 
+SQLITE_BUSY_SECONDS = 30  # the server and every worker process write the same file
+
 
 @dataclass(frozen=True)
 class RunStats:
@@ -56,7 +58,7 @@ def make_huey(cfg: ServerConfig, name: str = "prereview") -> Huey:
         return RedisHuey(name, url=cfg.redis_url, results=False)
     path = queue_path(cfg)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteHuey(name, filename=str(path), results=False)
+    return SqliteHuey(name, filename=str(path), results=False, timeout=SQLITE_BUSY_SECONDS)
 
 
 def make_storage(cfg: ServerConfig, name: str) -> Any:
@@ -65,7 +67,7 @@ def make_storage(cfg: ServerConfig, name: str) -> Any:
         return RedisStorage(name, url=cfg.redis_url)
     path = queue_path(cfg)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteStorage(name, filename=str(path))
+    return SqliteStorage(name, filename=str(path), timeout=SQLITE_BUSY_SECONDS)
 
 
 FAILED_KEPT_SECONDS = 7 * 86400  # failed job records stay this long (for inspection)
