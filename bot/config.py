@@ -96,15 +96,15 @@ class GitHubConfig(_Section):
     max_comments_per_request: int = Field(
         30, ge=1, le=100, description="Inline comments in one review request; the rest go to the summary"
     )
-    check_run: bool = Field(False, description="Also create a check run with annotations (needs checks: write)")
-    sarif_upload: bool = Field(False, description="Also upload SARIF to code scanning (needs security-events: write)")
+    check_run: bool = Field(False, description="Also create a check run with annotations (checks: write)")
+    sarif_upload: bool = Field(False, description="Also upload SARIF to code scanning (security-events)")
     fail_on_permission: bool = Field(False, description="Exit 2 (not just warn) when the token cannot post")
     allow_tests_on_pull_request_target: bool = Field(
         False, description="pull_request_target: allow tests/sandbox on the PR's code (unsafe for forks)"
     )
-    incremental: bool = Field(True, description="On new commits review only what they changed (else everything)")
+    incremental: bool = Field(True, description="On a push review only what the new commits changed")
     review_drafts: bool = Field(False, description="Also review draft PRs (else wait for ready_for_review)")
-    write_interval: float = Field(1.0, ge=0, description="Seconds between write requests (secondary rate limits)")
+    write_interval: float = Field(1.0, ge=0, description="Seconds between writes (secondary rate limits)")
 
 
 class GitLabConfig(_Section):
