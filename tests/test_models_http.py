@@ -218,7 +218,8 @@ def test_no_key_no_header(stub: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
         ("noschoices", {}, "not a chat completion"),
         ("err500", {}, "HTTP 500"),
         ("multiline500", {}, "HTTP 500: Internal error Traceback"),
-        ("unauth", {}, "HTTP 401"),
+        ("unauth", {}, "HTTP 401.*model.api_key_env"),
+        ("no-such-route", {}, "HTTP 404.*ends with /v1"),
         ("slow", {"timeout": 0.3}, "timed out; raise model.timeout"),
     ],
 )

@@ -72,7 +72,15 @@ class OpenAIHTTPModel:
             resp = self._post(body)
         if resp.status_code >= 400:
             detail = " ".join(resp.text[:300].split())  # one line, whatever the server sent
-            raise ModelError(f"model server {self._base} answered HTTP {resp.status_code}: {detail[:200]}")
+            hint = {
+                401: "; set the API key variable (model.api_key_env)",
+                403: "; check the API key",
+                404: "; check --api-base (it usually ends with /v1) and the model name",
+            }
+            raise ModelError(
+                f"model server {self._base} answered HTTP {resp.status_code}: {detail[:200]}"
+                + hint.get(resp.status_code, "")
+            )
         return _parse(resp, time.monotonic() - t0, self._base)
 
     def _post(self, body: dict[str, Any]) -> httpx.Response:
