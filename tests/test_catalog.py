@@ -153,3 +153,9 @@ def test_models_path_of_installed_test_model(capsys: pytest.CaptureFixture[str])
     main(["models", "path", catalog.TEST_MODEL])
     path = Path(capsys.readouterr().out.strip())
     assert path.is_file() and path.stat().st_size == entry.size and path.name == entry.filename
+
+
+def test_unreadable_gguf_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "dir.gguf").mkdir()
+    with pytest.raises(PrereviewError, match="cannot read .*dir.gguf"):
+        catalog.check_gguf(tmp_path / "dir.gguf")

@@ -140,8 +140,11 @@ def resolve(name: str, progress: Callable[[str], None] | None = None) -> Path:
 
 
 def check_gguf(path: Path) -> None:
-    with path.open("rb") as fh:
-        magic = fh.read(4)
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise PrereviewError(f"cannot read {path} ({exc.strerror}); check the path and its permissions") from None
     if magic != b"GGUF":
         raise PrereviewError(f"{path} is not a GGUF file (bad magic {magic!r}); pass a .gguf model")
 
