@@ -144,7 +144,9 @@ def check_gguf(path: Path) -> None:
         with path.open("rb") as fh:
             magic = fh.read(4)
     except OSError as exc:
-        raise PrereviewError(f"cannot read {path} ({exc.strerror}); check the path and its permissions") from None
+        raise PrereviewError(
+            f"cannot read {path} ({exc.strerror}); check the path and its permissions"
+        ) from None
     if magic != b"GGUF":
         raise PrereviewError(f"{path} is not a GGUF file (bad magic {magic!r}); pass a .gguf model")
 
