@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..config import Config
 from ..diff import Diff, parse
-from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
+from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
 from .checkout import checkout
 from .jobs import Job
 from .secrets import Secrets
@@ -36,6 +36,7 @@ class ForgeSession(Protocol):
     def set_paused(self, paused: bool) -> None: ...
     def may_command(self, job: Job) -> bool: ...
     def clone(self, shas: list[str], dest: Path) -> Path: ...
+    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool: ...
 
 
 class GitHubSession:
@@ -93,6 +94,31 @@ class GitHubSession:
         url = f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
         _ = self.api  # makes sure the token exists
         return checkout(url, shas, dest, user="x-access-token", token=self._token)
+
+    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
+        """Post the fix as one review of committable suggestions; False when GitHub cannot place them."""
+        from github import GithubException
+
+        from ..publish.github import GitHubPublisher, inline_comment
+
+        diff = parse(change.diff_text)
+        posted = GitHubPublisher(self.api, self.job.number).posted()
+        comments = [inline_comment(f, diff) for f in findings if f.fingerprint not in posted]
+        if any(c is None for c in comments):
+            return False
+        if not comments:
+            return True  # a retried job: the suggestions are already there
+        body = f"**prereview** · verified fix ({evidence}): commit the suggestions below."
+        try:
+            self.api.create_review(
+                self.job.number,
+                {"commit_id": change.head_sha, "event": "COMMENT", "body": body, "comments": comments},
+            )
+        except GithubException as exc:
+            if exc.status != 422:
+                raise
+            return False
+        return True
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubSession({self.job.repo!r}#{self.job.number})"
@@ -171,6 +197,9 @@ class GitLabSession:
                 return False  # not a member
             raise
         return int(member.access_level) >= DEVELOPER
+
+    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
+        return False  # GitLab gets the patch as a diff in the reply
 
     def clone(self, shas: list[str], dest: Path) -> Path:
         from ..forges.gitlab import api_root

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .. import chatops
+from .. import chatops, git
 from ..config import Config
 from ..diff import parse, render_hunk
 from ..models.base import Message
@@ -21,6 +21,7 @@ from .jobs import Job
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
 from .state import ServerState
+from .suggest import suggestions
 
 log = logging.getLogger("prereview.worker")
 
@@ -151,6 +152,12 @@ class ForgeRunner:
                 )
                 return
             patch = unified_diff(repo, change.head_sha, files)
+            found = suggestions(
+                files, lambda p: git.show(repo, change.head_sha, p), parse(change.diff_text), evidence
+            )
+        if found and forge.suggest(change, found, evidence):
+            forge.reply(f"Posted a verified fix as suggestions ({evidence}).", job.comment_id)
+            return
         fence = fence_for(patch)
         forge.reply(f"Verified fix ({evidence}):\n\n{fence}diff\n{patch}{fence}", job.comment_id)
 

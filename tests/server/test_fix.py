@@ -1,4 +1,4 @@
-"""`/fix` through the server: clone the PR, run its tests in the sandbox, reply with a verified patch."""
+"""`/fix` through the server: clone the PR, run its tests in the sandbox, post the verified fix."""
 
 from __future__ import annotations
 
@@ -55,5 +55,8 @@ def test_fix_replies_with_a_patch_the_tests_verified(bench_repo, tmp_path: Path)
         finally:
             stack.stop()
     answer = next(c["body"] for c in gh.issue_comments if 31 in replied_to([c["body"]]))
-    assert "Verified fix (tests:" in answer, answer
-    assert "-        return gcd(a % b, b)\n+        return gcd(b, a % b)\n" in answer
+    assert "Posted a verified fix as suggestions (tests:" in answer, answer
+    [suggestion] = [c for c in gh.comments if "```suggestion" in c["body"]]
+    assert suggestion["path"] == "python_programs/gcd.py"
+    assert "```suggestion\n        return gcd(b, a % b)\n```" in suggestion["body"]
+    assert not gh.schema_errors

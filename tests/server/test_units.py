@@ -277,3 +277,19 @@ def test_state_forgets_old_deliveries_and_old_rate_counters(tmp_path) -> None:
     assert state.within_rate("o/r", 3)  # a new minute
     now[0] += 4 * 86400
     assert state.sweep() == 1 and state.first_delivery("github", "d1")
+
+
+def test_a_verified_fix_becomes_suggestions_only_on_lines_of_the_diff() -> None:
+    from bot.diff import parse
+    from bot.server.suggest import suggestions
+
+    diff = parse(
+        "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,3 @@\n x = 1\n+y = x - 1\n z = 3\n"
+    )
+    head = {"a.py": "x = 1\ny = x - 1\nz = 3\n"}.get
+    [f] = suggestions({"a.py": "x = 1\ny = x + 1\nz = 3\n"}, head, diff, "tests: 1 passed") or []
+    assert (f.line, f.end_line, f.suggestion, f.verified) == (2, None, "y = x + 1", True)
+    inserted = suggestions({"a.py": "x = 1\ny = x - 1\nw = 0\nz = 3\n"}, head, diff, "e") or []
+    assert [(f.line, f.suggestion) for f in inserted] == [(2, "y = x - 1\nw = 0")]
+    longer = {"a.py": "x = 1\ny = x - 1\nz = 3\na\nb\n"}.get
+    assert suggestions({"a.py": "x = 1\ny = x - 1\nz = 3\na\nc\n"}, longer, diff, "e") is None  # line 5
