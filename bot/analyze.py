@@ -106,8 +106,11 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
     candidates += [c for s in chunk.sections for c in _shown_context(s)]
     if not quote or not candidates:
         return None
-    q = _squash(quote.lstrip("+ ").rstrip())
-    exact = [c for c in candidates if c[2] and _squash(c[2]) == q]
+    # the quote as written first ("++i;" is code), then without a copied row number / diff marker
+    for q in dict.fromkeys([_squash(quote), _squash(_MARKER.sub("", quote))]):
+        exact = [c for c in candidates if c[2] and _squash(c[2]) == q]
+        if exact:
+            break
     if not exact:
         # a quote that covers a fragment of one line, or a slightly garbled copy of it
         exact = [c for c in candidates if len(q) >= 8 and c[2] and q in _squash(c[2])]
@@ -138,6 +141,7 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
 
 
 _ROW = re.compile(r"^ *(\d+)   (.*)$")
+_MARKER = re.compile(r"^\s*(\d+\s+)?[+-]?\s*")  # "  12 + code", "+ code", "+code"
 
 
 def _shown_context(section: Section) -> list[tuple[str, int, str, str]]:

@@ -8,10 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot import analyze, git, review
 from bot.config import Config, build
-from bot.diff import parse
+from bot.context import Chunk, Section
+from bot.diff import Hunk, Line, parse
 from bot.forges.local import LocalForge
 from bot.models.base import ModelError
 from bot.models.scripted import ScriptedModel
@@ -403,3 +406,45 @@ def test_submodule_bump_is_skipped(make_repo, tmp_path: Path) -> None:
     result = run(fetch(repo), cfg(), ScriptedModel())
     assert result.coverage.reviewed == ("a.py",)
     assert [(s.path, s.reason) for s in result.coverage.skipped] == [("sm", "submodule")]
+
+
+_CODE = st.text(alphabet="abcxyz=+()[]:. 0123456789_'\"", min_size=0, max_size=30)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from("+ "), _CODE), min_size=1, max_size=12),
+    pick=st.integers(0, 11),
+    noise=st.sampled_from(["", "+ ", "+", "  ", "\t"]),
+    hint=st.one_of(st.none(), st.integers(-5, 50)),
+)
+def test_a_verbatim_quote_anchors_to_a_line_with_that_text(rows, pick, noise, hint) -> None:
+    """Whatever the model's line number, quoting a line of the chunk lands on a line with that code,
+    and an added line wins over a context line with the same code."""
+    lines = []
+    for i, (kind, code) in enumerate(rows, 1):
+        lines.append(Line(kind, None if kind == "+" else i, i, code))
+    hunk = Hunk(1, sum(k == " " for k, _ in rows), 1, len(rows), "", tuple(lines))
+    chunk = Chunk((Section("f.py", hunk, "", 1),))
+    target = lines[pick % len(lines)]
+    raw = {"quote": noise + target.text, "line": hint, "message": "m", "category": "bug", "severity": "low"}
+    f = analyze.anchor_quote(raw, chunk)
+    squash = " ".join(target.text.split())
+    if not squash:
+        assert f is None or f.line in range(1, len(rows) + 1)
+        return
+    assert f is not None and f.path == "f.py"
+    got = lines[f.line - 1]
+    assert " ".join(got.text.split()) == squash or squash in " ".join(got.text.split())
+    same = [ln for ln in lines if " ".join(ln.text.split()) == squash]
+    if any(ln.kind == "+" for ln in same):
+        assert got.kind == "+"
+
+
+def test_quotes_that_look_like_diff_markers(make_repo) -> None:
+    base = "int f(int i) {\n  return i;\n}\n"
+    head = "int f(int i) {\n  ++i;\n  + i;\n  return i;\n}\n"
+    change = fetch(make_repo({"f.c": base}, {"f.c": head}))
+    model = script({"findings": [finding("++i;", 9, "high"), finding("    3 +   + i;", 1, "low")]})
+    result = run(change, cfg(), model)
+    assert sorted((f.line, f.severity) for f in result.findings) == [(2, "high"), (3, "low")]
