@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import analyze, git, review
+from bot import analyze, context, git, review
 from bot.config import Config, build
 from bot.context import Chunk, Section
 from bot.diff import Hunk, Line, parse
@@ -448,3 +448,30 @@ def test_quotes_that_look_like_diff_markers(make_repo) -> None:
     model = script({"findings": [finding("++i;", 9, "high"), finding("    3 +   + i;", 1, "low")]})
     result = run(change, cfg(), model)
     assert sorted((f.line, f.severity) for f in result.findings) == [(2, "high"), (3, "low")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from("+- "), min_size=1, max_size=300),
+    max_lines=st.integers(1, 50),
+    tokens=st.lists(st.integers(1, 400), min_size=1, max_size=30),
+    budget=st.integers(50, 500),
+)
+def test_split_and_pack_lose_nothing(kinds, max_lines, tokens, budget) -> None:
+    old = new = 0
+    lines = []
+    for k in kinds:
+        old += k != "+"
+        new += k != "-"
+        lines.append(Line(k, old if k != "+" else None, new if k != "-" else None, f"{k}{len(lines)}"))
+    hunk = Hunk(1, old, 1, new, "", tuple(lines))
+    pieces = context.split_hunk(hunk, max_lines)
+    if len(hunk.lines) <= max_lines:
+        assert pieces == [hunk]
+    else:
+        assert all(len(p.lines) <= max_lines and not p.deletion_only for p in pieces)
+    assert [ln for p in pieces for ln in p.added] == list(hunk.added)  # every added line once, in order
+    sections = [Section(f"f{i}.py", hunk, f"s{i}", t) for i, t in enumerate(tokens)]
+    chunks = context.pack(sections, budget)
+    assert [s for c in chunks for s in c.sections] == sections
+    assert all(c.tokens <= budget or len(c.sections) == 1 for c in chunks)
