@@ -70,6 +70,7 @@ class Problem:
     line: int
     message: str
     failure: str = ""  # tail of the failing test output, if any
+    hint: str = ""  # what the diff says about the line (e.g. that code was removed below it)
 
 
 def user_prompt(problem: Problem, text: str) -> str:
@@ -87,6 +88,7 @@ def user_prompt(problem: Problem, text: str) -> str:
         "```",
         f"The problem is at this line: {target}" if target else "",
         f"What is wrong: {problem.message.strip()[:600]}",
+        problem.hint,
     ]
     if problem.failure.strip():
         parts += ["Failing test output (end):", "```", problem.failure.strip()[-FAILURE_CHARS:], "```"]

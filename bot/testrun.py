@@ -344,19 +344,16 @@ def failure_excerpt(output: str, chars: int = 900) -> str:
 
 def localize(breakage: Breakage, diff: Diff) -> tuple[str, int]:
     """The changed line most likely responsible: the deepest stack frame in a changed non-test file,
-    mapped to the nearest added line; else the first added line of a changed non-test file."""
+    mapped to the nearest changed line (an added line, or the line just above a deletion); else the
+    first changed line of a changed non-test file."""
     files = {f.path: f for f in diff.files if f.status != "deleted" and not is_test_path(f.path)}
     for path, line in reversed(frames(breakage.head.output)):
         f = _match_file(path, files)
-        if f is not None:
-            return f.path, _nearest_added(f, line)
-    for f in files.values() or [f for f in diff.files if f.status != "deleted"]:
-        added = [ln.new_no for h in f.hunks for ln in h.added if ln.new_no is not None]
-        if added:
-            return f.path, added[0]
-    for f in diff.files:  # deletions only: the first new-side line of the first hunk
-        for h in f.hunks:
-            return f.path, max(1, h.new_start)
+        if f is not None and changed_lines(f):
+            return f.path, min(changed_lines(f), key=lambda n: (abs(n - line), n))
+    for f in [*files.values(), *(f for f in diff.files if f.status != "deleted")]:
+        if changed_lines(f):
+            return f.path, changed_lines(f)[0]
     raise PrereviewError("tests broke but the diff changes no lines to attribute them to")
 
 
@@ -366,11 +363,32 @@ def _match_file(path: str, files: dict[str, FileDiff]) -> FileDiff | None:
     return next((f for p, f in files.items() if path.endswith("/" + p)), None)
 
 
-def _nearest_added(f: FileDiff, line: int) -> int:
-    added = [ln.new_no for h in f.hunks for ln in h.added if ln.new_no is not None]
-    if not added:
-        return next((ln.new_no for h in f.hunks for ln in h.lines if ln.new_no is not None), line)
-    return min(added, key=lambda n: (abs(n - line), n))
+def changed_lines(f: FileDiff) -> list[int]:
+    """New-side lines a change can be blamed on: added lines, and for each deletion the line above it."""
+    out: set[int] = set()
+    for h in f.hunks:
+        prev: int | None = None
+        for i, ln in enumerate(h.lines):
+            if ln.kind == "+" and ln.new_no is not None:
+                out.add(ln.new_no)
+            elif ln.kind == "-" and (i == 0 or h.lines[i - 1].kind != "-"):
+                anchor = prev if prev is not None else next((x.new_no for x in h.lines[i:] if x.new_no), None)
+                if anchor is not None and not any(x.kind == "+" for x in h.lines):
+                    out.add(anchor)
+            if ln.new_no is not None:
+                prev = ln.new_no
+    return sorted(out)
+
+
+def deleted_after(f: FileDiff, line: int) -> bool:
+    """True when the change removed lines right below new-side `line` (and added none in that hunk)."""
+    for h in f.hunks:
+        if any(x.kind == "+" for x in h.lines):
+            continue
+        for i, ln in enumerate(h.lines[:-1]):
+            if ln.new_no == line and h.lines[i + 1].kind == "-":
+                return True
+    return False
 
 
 def breakage_finding(breakage: Breakage, diff: Diff, head_text: str | None) -> Finding:

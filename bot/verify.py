@@ -199,6 +199,7 @@ class PatchStage:
         problem = propose.Problem(
             f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
         )
+        problem = replace(problem, hint=_deleted_hint(self.change.diff_text, f))
         breakage = self.breakage if broke else None
         model = model_factory()
         for i, patch in enumerate(propose.candidates(model, problem, text, self.cfg.patches.candidates), 1):
@@ -217,6 +218,13 @@ class PatchStage:
             if time.monotonic() > deadline:
                 break
         return None
+
+
+def _deleted_hint(diff_text: str, f: Finding) -> str:
+    fd = parse(diff_text).file(f.path)
+    if fd is not None and testrun.deleted_after(fd, f.line):
+        return "The change removed code right below that line: the fix may need to add a line there."
+    return ""
 
 
 def _fixable(f: Finding, breakage: Breakage | None) -> bool:

@@ -251,3 +251,26 @@ def test_runs_base_and_head_in_the_sandbox_and_caches(make_repo, sandbox, tmp_pa
     f = breakage_finding(compare(b, h), diff, CALC_BROKEN)
     assert (f.path, f.line) == ("calc.py", 2)
     assert not (repo / "__pycache__").exists()  # the reviewed repository is never touched
+
+
+DELETION = """\
+diff --git a/wrap.py b/wrap.py
+--- a/wrap.py
++++ b/wrap.py
+@@ -1,5 +1,4 @@
+ def wrap(text):
+     lines = []
+     lines.append(text[:3])
+-    lines.append(text[3:])
+     return lines
+"""
+
+
+def test_a_deletion_is_blamed_on_the_line_above_it():
+    from bot.testrun import changed_lines, deleted_after
+
+    f = parse(DELETION).files[0]
+    assert changed_lines(f) == [3] and deleted_after(f, 3) and not deleted_after(f, 2)
+    b = Breakage(("t::wrap",), run(passed=1), run(failed=1, output="wrap.py:4: in wrap\nE  assert\n"))
+    assert localize(b, parse(DELETION)) == ("wrap.py", 3)
+    assert changed_lines(parse(DIFF).files[0]) == [2, 4]
