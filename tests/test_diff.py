@@ -289,3 +289,14 @@ def test_quoted_file_names(tmp_path: Path) -> None:
     )
     (f,) = renamed.files
     assert (f.status, f.old_path, f.path) == ("renamed", 'old"name.py', "tab\tnew.py")
+
+
+def test_lone_cr_and_form_feed_stay_inside_a_line(tmp_path: Path) -> None:
+    d = commit_pair(tmp_path / "r", {"m.txt": b"a\rb\nc\n"}, {"m.txt": b"a\rb\nc\x0cd\nx\r\n"})
+    (f,) = d.files
+    assert [(ln.kind, ln.new_no, ln.text) for ln in f.hunks[0].lines] == [
+        (" ", 1, "a\rb"),
+        ("-", None, "c"),
+        ("+", 2, "c\x0cd"),
+        ("+", 3, "x"),
+    ]
