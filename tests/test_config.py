@@ -85,7 +85,11 @@ def test_file_error_is_reported_before_overrides_hide_it(tmp_path: Path) -> None
 
 
 # ---------------------------------------------------------------------------- config from the BASE
-BASE_CFG = {"model": {"backend": "scripted"}, "review": {"max_findings": 7, "instructions": "Mind the SQL."}}
+BASE_CFG = {
+    "model": {"backend": "scripted"},
+    "review": {"max_findings": 7, "instructions": "Mind the SQL."},
+    "scanners": {"secrets": False, "bandit": False, "patterns": False},
+}
 
 
 def _repo_with_config_change(make_repo, head_cfg: str | None) -> Path:
