@@ -23,7 +23,7 @@ TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
 NOT_POSTING = (
     "PREREVIEW_GITLAB_TOKEN is not set (nor GITLAB_TOKEN), so nothing is posted on the merge request "
     "(CI_JOB_TOKEN cannot post notes): wrote the Code Quality report only; add a project access token "
-    "(api scope, Reporter role) as a masked CI/CD variable PREREVIEW_GITLAB_TOKEN"
+    "(api scope, Developer role) as a masked CI/CD variable PREREVIEW_GITLAB_TOKEN"
 )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import git
+from ..publish.gitlab import PermissionDenied, Rejected
 from ..publish.gitlab_position import DiffRefs
 from ..types import ChangeRef, ChangeRequest, PrereviewError
 
@@ -28,10 +29,6 @@ T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 # python-gitlab would otherwise sleep on 429 by itself; we retry in one place instead.
 _ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
-
-
-class PermissionDenied(PrereviewError):
-    """The token may read but not write (or not even read): 401/403 from GitLab."""
 
 
 def api_root(url: str) -> str:
@@ -129,8 +126,8 @@ class GitLabForge:
             )
         if code in (401, 403):
             return PermissionDenied(
-                f"GitLab answered {code} to {what}; the token needs the api scope and at least "
-                "the Reporter role on the project (a project or group access token)"
+                f"GitLab answered {code} to {what}; the token needs the api scope and the Developer "
+                "role on the project (a project or group access token)"
             )
         if code == 404:
             return PrereviewError(
@@ -243,8 +240,6 @@ class GitLabForge:
         if position is not None:
             data["position"] = position
         import gitlab.exceptions as glexc
-
-        from ..publish.gitlab import Rejected
 
         try:
             created = self._call("create a discussion", self._mr(iid).discussions.create, data, expect=(400,))

@@ -15,12 +15,16 @@ from ..config import GitLabConfig
 from ..diff import Diff, parse
 from ..progress import Progress, Quiet
 from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, summary
-from ..types import ChangeRequest, Finding, Review
+from ..types import ChangeRequest, Finding, PrereviewError, Review
 from .gitlab_position import DiffRefs, anchor, file_position
 
 
 class Rejected(Exception):
     """GitLab refused a note (400): usually a position that is not a line of the MR diff."""
+
+
+class PermissionDenied(PrereviewError):
+    """The token may not do this (401/403): e.g. no api scope, or a role below Developer for resolving."""
 
 
 class MRApi(Protocol):
@@ -45,6 +49,7 @@ class PublishResult:
     resolved: int = 0
     summary: str = "unchanged"  # "created" | "updated" | "unchanged"
     rejections: list[str] = field(default_factory=list)
+    cannot_resolve: bool = False  # the token's role may post but not resolve threads
 
     def line(self) -> str:
         parts = [f"{self.discussions} new discussion(s)"]
@@ -56,6 +61,8 @@ class PublishResult:
             parts.append(f"{self.already_posted} already posted")
         if self.resolved:
             parts.append(f"{self.resolved} resolved")
+        if self.cannot_resolve:
+            parts.append("could not resolve outdated threads (the token needs the Developer role)")
         return ", ".join(parts) + f"; summary {self.summary}"
 
 
@@ -123,10 +130,11 @@ def _post(
     return False
 
 
-def _resolve_stale(api: MRApi, iid: int, discussions: list[dict[str, Any]], review: Review) -> int:
+def _resolve_stale(
+    api: MRApi, iid: int, discussions: list[dict[str, Any]], review: Review, res: PublishResult
+) -> None:
     current = {f.fingerprint for f in review.findings}
     unsure = {s.path for s in review.coverage.skipped}  # a file not reviewed this time keeps its threads
-    resolved = 0
     for d in discussions:
         note = _first_note(d)
         fps = fingerprints_in(note.get("body", ""))
@@ -137,9 +145,12 @@ def _resolve_stale(api: MRApi, iid: int, discussions: list[dict[str, Any]], revi
         path = (note.get("position") or {}).get("new_path")
         if path in unsure:
             continue
-        api.resolve_discussion(iid, str(d["id"]))
-        resolved += 1
-    return resolved
+        try:
+            api.resolve_discussion(iid, str(d["id"]))
+        except PermissionDenied:  # resolving needs the Developer role; posting does not
+            res.cannot_resolve = True
+            return
+        res.resolved += 1
 
 
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)?s\b")
@@ -187,8 +198,12 @@ def publish(
         progress.message(f"GitLab refused a position, fell back: {r}")
     res.in_summary = len(not_inline)
     if cfg.resolve_stale:
-        res.resolved = _resolve_stale(api, iid, discussions, review)
+        _resolve_stale(api, iid, discussions, review, res)
     notes = review.notes
+    if res.cannot_resolve:
+        notes += (
+            "Outdated prereview threads stay open: the token's role may not resolve threads (Developer).",
+        )
     refused = sum(1 for r in res.rejections if "(file)" not in r)
     if refused:
         notes += (

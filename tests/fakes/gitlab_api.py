@@ -65,6 +65,7 @@ class Request:
     body: Any
     auth: str  # "private" | "job" | "none" | "bad" (never the token itself)
     status: int = 0
+    user: str | None = None  # the token's user
 
 
 @dataclass
@@ -551,13 +552,15 @@ class _Handler(BaseHTTPRequestHandler):
                 body = text
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         path = split.path[len(fake.prefix) :] if split.path.startswith(fake.prefix + "/") else None
-        req = Request(method, path or split.path, query, body, self._auth_kind(fake))
+        req = Request(
+            method, path or split.path, query, body, self._auth_kind(fake), user=self._user_of(fake)
+        )
         with fake._lock:
             fake.requests.append(req)
             try:
                 if path is None:
                     raise _Reply(404, {"message": "404 Not Found"})
-                status, payload, headers = self._route(fake, method, path, query, body, req.auth)
+                status, payload, headers = self._route(fake, method, path, query, body, req)
             except _Reply as r:
                 status, payload, headers = r.status, r.body, r.headers
             req.status = status
@@ -569,6 +572,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
+
+    def _user_of(self, fake: FakeGitLab) -> str | None:
+        bearer = self.headers.get("Authorization", "")
+        tok = bearer[len("Bearer ") :] if bearer.startswith("Bearer ") else self.headers.get("PRIVATE-TOKEN")
+        return fake.tokens.get(tok or "")
 
     def _auth_kind(self, fake: FakeGitLab) -> str:
         tok = self.headers.get("PRIVATE-TOKEN")
@@ -583,7 +591,7 @@ class _Handler(BaseHTTPRequestHandler):
         return "none"
 
     def _route(
-        self, fake: FakeGitLab, method: str, path: str, query: dict[str, str], body: Any, auth: str
+        self, fake: FakeGitLab, method: str, path: str, query: dict[str, str], body: Any, req: Request
     ) -> tuple[int, Any, dict[str, str]]:
         for f in fake._failures:
             if f.times > 0 and f.method == method and f.path.search(path):
@@ -593,7 +601,7 @@ class _Handler(BaseHTTPRequestHandler):
             hit = rx.match(path)
             if hit and m == method.lower():
                 params = {k: unquote(v) for k, v in hit.groupdict().items()}
-                self._check_auth(fake, method, tpl, auth)
+                self._check_auth(fake, method, tpl, req)
                 _validate(fake, method, tpl, op, params, query, body)
                 return _dispatch(fake, method, tpl, params, query, body)
         if any(rx.match(path) for _, rx, _, _ in fake._routes):
@@ -602,13 +610,19 @@ class _Handler(BaseHTTPRequestHandler):
         fake.violations.append(f"{method} {path}: no such endpoint in the API subset")
         raise _Reply(404, {"error": "404 Not Found"})
 
-    def _check_auth(self, fake: FakeGitLab, method: str, tpl: str, auth: str) -> None:
-        if auth in ("none", "bad"):
+    def _check_auth(self, fake: FakeGitLab, method: str, tpl: str, req: Request) -> None:
+        if req.auth in ("none", "bad"):
             raise _Reply(401, {"message": "401 Unauthorized"})
-        if auth == "job":
+        if req.auth == "job":
             readable = method == "GET" and (tpl.endswith("{merge_request_iid}") or tpl.endswith("/notes"))
             if not readable:
                 raise _Reply(401, {"message": "401 Unauthorized"})
+            return
+        level = fake.members.get(req.user or "", 0)
+        if method != "GET" and level < 20:  # a private project: Reporter to comment
+            raise _Reply(403, {"message": "403 Forbidden"})
+        if tpl.endswith("/discussions/{discussion_id}") and level < 30 and req.user != fake.author:
+            raise _Reply(403, {"message": "403 Forbidden"})  # resolving threads: Developer, or the MR author
 
 
 def _fail_schema(fake: FakeGitLab, where: str, msg: str) -> None:

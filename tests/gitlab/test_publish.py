@@ -290,3 +290,35 @@ def test_summary_names_the_new_head_even_with_the_same_findings(
     moved = replace(review(change, a), head="e" * 40)
     assert publish(forge(gl), change, moved, GitLabConfig()).summary == "updated"
     assert "head eeeeeeeeeeee" in [n for n in gl.notes if "prereview:summary" in n["body"]][0]["body"]
+
+
+def test_a_reporter_token_posts_but_leaves_outdated_threads_open(change: ChangeRequest) -> None:
+    with FakeGitLab(
+        diff_text=change.diff_text,
+        base_sha=change.base_sha,
+        head_sha=change.head_sha,
+        members={"prereview-bot": 20},
+    ) as fake:
+        a = Finding("app.py", 3, "a", quote="line 3 changed")
+        b = Finding("app.py", 4, "b", quote="line 4")
+        publish(forge(fake), change, review(change, a, b), GitLabConfig())
+        res = publish(forge(fake), change, review(change, a), GitLabConfig())
+        assert res.resolved == 0 and res.cannot_resolve
+        assert "Developer" in res.line()
+        assert "stay open" in [n for n in fake.notes if "prereview:summary" in n["body"]][0]["body"]
+        assert all(n["resolved"] is False for n in fake.diff_notes)
+
+
+def test_a_guest_token_is_a_permission_error(change: ChangeRequest) -> None:
+    from bot.publish.gitlab import PermissionDenied
+
+    with (
+        FakeGitLab(
+            diff_text=change.diff_text,
+            base_sha=change.base_sha,
+            head_sha=change.head_sha,
+            members={"prereview-bot": 10},
+        ) as fake,
+        pytest.raises(PermissionDenied, match="403 to create a discussion"),
+    ):
+        publish(forge(fake), change, review(change, Finding("app.py", 3, "a", quote="x")), GitLabConfig())
