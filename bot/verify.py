@@ -143,8 +143,13 @@ class PatchStage:
             self.notes.append(self.sandbox.warning)
         self.runner = TestRunner(self.sandbox, argv, self.cfg.sandbox.timeout, self.cache_dir)
         progress.message(f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox)")
-        self.base = self.runner.at_commit(repo, self.change.base_sha)
-        self.head = self.runner.at_commit(repo, self.change.head_sha)
+        try:
+            self.base = self.runner.at_commit(repo, self.change.base_sha)
+            self.head = self.runner.at_commit(repo, self.change.head_sha)
+        except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
+            self.notes.append(f"tests not run: {exc}")
+            self.runner = self.base = self.head = None
+            return
         self.breakage = testrun.compare(self.base, self.head)
         progress.message(f"tests: base {self.base.summary()}; head {self.head.summary()}")
 

@@ -477,3 +477,14 @@ def test_real_model_patch_round_trip_shapes(bench_repo, test_model_path, tmp_pat
         assert f.suggestion and f.evidence and f.evidence.startswith("tests: ")
     else:
         assert f.suggestion is None and f.evidence is None
+
+
+def test_unreachable_docker_engine_is_a_note_not_a_crash(make_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
+    repo = make_repo(
+        {"calc.py": "x = 1\n", "test_calc.py": "def test_x():\n    pass\n"}, {"calc.py": "x = 2\n"}
+    )
+    cfg = write_config(tmp_path, [], "", sandbox={"backend": "docker"})
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert any("tests not run: no Docker engine reachable" in n for n in json.loads(res.stdout)["notes"])
