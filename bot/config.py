@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .types import PrereviewError
 
@@ -111,9 +111,9 @@ class GitLabConfig(_Section):
     codequality_path: str = Field(
         "gl-code-quality-report.json", description="Code Quality report path (relative to CI_PROJECT_DIR)"
     )
-    max_discussions: int = Field(30, ge=0, description="New diff discussions per run; the rest go to the summary")
+    max_discussions: int = Field(30, ge=0, description="New diff discussions per run; rest in the summary")
     suggestions: bool = Field(True, description="Post verified fixes as GitLab suggestions")
-    file_notes: bool = Field(True, description="When GitLab refuses a line, comment on the file (GitLab >= 16.4)")
+    file_notes: bool = Field(True, description="If GitLab refuses a line, comment on the file (>= 16.4)")
     resolve_stale: bool = Field(True, description="Resolve prereview threads whose finding is gone")
     fail_on_permission: bool = Field(False, description="Exit 2 (not just warn) when the token cannot post")
     retries: int = Field(4, ge=0, description="Retries of an API call on 429 and 5xx, with backoff")
@@ -157,11 +157,17 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
-    tests: Literal["auto", "off"] = "auto"
+    tests: Literal["auto", "off"] = Field("auto", description="Run the project's tests (auto) or not (off)")
     test_command: str | None = None
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     gitlab: GitLabConfig = Field(default_factory=GitLabConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, v: Any) -> Any:
+        # YAML 1.1 reads a bare `off`/`on` as a boolean: `tests: off` must mean what it says.
+        return {False: "off", True: "auto"}.get(v, v) if isinstance(v, bool) else v
 
 
 # Environment variables that override config keys (dotted path, parsed by pydantic).

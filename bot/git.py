@@ -48,7 +48,8 @@ def resolve(repo: Path, rev: str) -> str:
 
 
 def default_base(repo: Path, head: str) -> str:
-    """Merge-base of head with the upstream or default branch; the parent commit when head is on it."""
+    """Merge-base of head with the upstream or default branch; the parent commit when head is on it;
+    the empty tree when head is a root commit (its whole content is the change)."""
     for cand in ("@{upstream}", "origin/HEAD", "origin/main", "origin/master", "main", "master"):
         try:
             ref = git(repo, "rev-parse", "--verify", "--quiet", cand + "^{commit}").strip()
@@ -62,9 +63,7 @@ def default_base(repo: Path, head: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", head + "^").strip()
     except GitError:
-        raise PrereviewError(
-            "HEAD has no parent and no upstream/default branch to compare with; pass --base REV"
-        ) from None
+        return git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
 
 
 def diff(repo: Path, base: str, head: str, context: int = 3) -> str:

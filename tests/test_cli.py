@@ -55,12 +55,13 @@ def cfg_file(tmp_path: Path):
     return _make
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x.invalid", *args],
         check=True,
         capture_output=True,
-    )
+        text=True,
+    ).stdout
 
 
 def bytes_repo(root: Path, base: dict[str, bytes], head: dict[str, bytes]) -> Path:
@@ -97,15 +98,19 @@ def test_unknown_revision(make_repo, capsys, cfg_file, flag: str, rev: str) -> N
     assert code == 2 and "revision" in one_line_error(err)
 
 
-def test_root_commit_without_base(tmp_path: Path, capsys, cfg_file) -> None:
+def test_root_commit_without_base_reviews_its_whole_content(tmp_path: Path, capsys, cfg_file) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "topic")
     (repo / "a.py").write_text("a = 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "only")
-    code, _, err = run_cli(["review", "--repo", str(repo), "--config", str(cfg_file())], capsys)
-    assert code == 2 and "--base" in one_line_error(err)
+    code, out, _ = run_cli(
+        ["review", "--repo", str(repo), "--format", "json", "--config", str(cfg_file())], capsys
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["coverage"]["reviewed"] == ["a.py"]
+    assert doc["base"] == git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
 
 
 def test_empty_repo(tmp_path: Path, capsys, cfg_file) -> None:

@@ -55,6 +55,13 @@ def test_yaml_syntax_and_shape_errors(tmp_path: Path) -> None:
         config_mod.load_file(tmp_path / "missing.yml")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"), [("tests: off", "off"), ("tests: on", "auto"), ("tests: auto", "auto")]
+)
+def test_yaml_on_off_for_tests(text: str, expected: str) -> None:
+    assert config_mod.build(config_mod.parse_yaml(text, "x.yml"), env={}).tests == expected
+
+
 def test_empty_file_is_defaults(tmp_path: Path) -> None:
     (tmp_path / "e.yml").write_text("# nothing\n")
     cfg = config_mod.build(config_mod.load_file(tmp_path / "e.yml"), env={})
