@@ -64,6 +64,8 @@ class TestRun:
         ]
         if parts:
             return ", ".join(parts)
+        if self.returncode == 124:  # coreutils `timeout` in the test command
+            return "timed out (exit code 124)"
         return "passed" if self.ok else f"failed (exit code {self.returncode})"
 
 
