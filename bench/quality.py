@@ -265,6 +265,10 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _key(r: dict[str, Any]) -> tuple[str, str, str]:
+    return (r["dataset"], r["case"], r["kind"])
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", default="quixbugs,humanevalfix,secfix")
@@ -278,11 +282,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, help="JSONL of per-change results (appended; --resume skips done)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--report", type=Path, help="only print the figures of an existing JSONL")
+    ap.add_argument("--common", type=Path, help="with --report: only the changes also in this JSONL")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
 
     if args.report:
         rows = [json.loads(x) for x in args.report.read_text().splitlines() if x.strip()]
+        if args.common:
+            other = {_key(json.loads(x)) for x in args.common.read_text().splitlines() if x.strip()}
+            rows = [r for r in rows if _key(r) in other]
+        modes = sorted({r.get("mode", "?") for r in rows})
+        print(f"{'/'.join(modes)} · model {rows[0]['model'] if rows else '?'} · {len(rows)} changes")
         print(summarize(rows))
         return
     todo = stratified(cases(args.datasets.split(","), args.kinds.split(","), args.extra), args.seed)

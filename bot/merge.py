@@ -73,11 +73,8 @@ vague, about style, or does not match the quoted line; else "confirmed". Return 
 def verify_schema() -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {
-            "reason": {"type": "string", "maxLength": 200},
-            "verdict": {"type": "string", "enum": ["confirmed", "rejected"]},
-        },
-        "required": ["reason", "verdict"],
+        "properties": {"verdict": {"type": "string", "enum": ["confirmed", "rejected"]}},
+        "required": ["verdict"],
         "additionalProperties": False,
     }
 
@@ -93,7 +90,7 @@ def verify_prompt(f: Finding, code: str) -> str:
 def self_verify(f: Finding, model: Model, code: str, system: str) -> Finding:
     """Confirmed findings stay as they are; rejected ones drop to severity low."""
     messages = [Message("system", system), Message("user", verify_prompt(f, code))]
-    data = _ask(model, messages, verify_schema(), max_tokens=96)
+    data = _ask(model, messages, verify_schema(), max_tokens=16)
     if data is None or data.get("verdict") != "rejected":
         return f
     return f.with_(severity="low", evidence="self-check: not confirmed")
@@ -110,7 +107,7 @@ Answer with JSON only."""
 def explain_schema() -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {"explanation": {"type": "string", "maxLength": 400}},
+        "properties": {"explanation": {"type": "string"}},
         "required": ["explanation"],
         "additionalProperties": False,
     }

@@ -22,7 +22,10 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GHP = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 GLPAT = "glpat-" + "x9Y8z7W6v5U4t3S2r1Q0"
 KEY_BODY = "MIIEowIBAAKCAQEAu7v0dXf8kq2PpXl3t9eN0fQhZ"
-PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END RSA PRIVATE KEY-----"
+PEM = (
+    f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n"
+    "-----END RSA PRIVATE KEY-----"
+)
 PASSWORD = "Sup3rS3cretPassw0rd!"
 PLANTED = [AWS, AWS_SECRET, GHP, GLPAT, KEY_BODY, PASSWORD]
 
@@ -50,7 +53,9 @@ def _leaks(text: str) -> list[str]:
 
 
 def test_mask_patterns_covers_common_token_shapes() -> None:
-    text = f"a={AWS} b={GHP} c={GLPAT} d=xoxb-1234567890-abcdefghij e=https://bob:hunter22@example.com/x\n{PEM}"
+    text = (
+        f"a={AWS} b={GHP} c={GLPAT} d=xoxb-1234567890-abcdefghij e=https://bob:hunter22@example.com/x\n{PEM}"
+    )
     masked = redact.mask_patterns(text)
     assert _leaks(masked) == [] and "hunter22" not in masked and "xoxb-" not in masked
     assert masked.count("\n") == text.count("\n")  # line numbers survive
@@ -95,8 +100,18 @@ def test_planted_tokens_never_reach_the_model_nor_the_output(make_repo, scanners
 def test_a_model_reply_that_echoes_a_token_is_masked(make_repo) -> None:
     repo = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 1\ny = x + 1\n"})
     change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
-    reply = {"findings": [{"quote": "y = x + 1", "line": 2, "message": f"use {GHP} and {AWS}", "category": "bug",
-                           "severity": "medium", "cwe": ""}]}
+    reply = {
+        "findings": [
+            {
+                "quote": "y = x + 1",
+                "line": 2,
+                "message": f"use {GHP} and {AWS}",
+                "category": "bug",
+                "severity": "medium",
+                "cwe": "",
+            }
+        ]
+    }
     model = ScriptedModel({"replies": [reply], "default": {"findings": []}})
     result = runner.review_change(change, _cfg(), model=lambda: model)  # type: ignore[arg-type]
     assert result.findings and all(_leaks(render(result, fmt)) == [] for fmt in FORMATS)

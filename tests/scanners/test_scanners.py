@@ -16,7 +16,7 @@ from bot.types import ChangeRef
 
 HAS_SEMGREP = shutil.which("semgrep") is not None
 
-BASE = '''import os
+BASE = """import os
 import subprocess
 
 
@@ -26,12 +26,12 @@ def old(name):
 
 def list_dir(path):
     return subprocess.run(["ls", path], capture_output=True)
-'''
+"""
 
 HEAD = BASE.replace(
     'def list_dir(path):\n    return subprocess.run(["ls", path], capture_output=True)\n',
     'def list_dir(path):\n    return subprocess.run("ls " + path, shell=True, capture_output=True)\n\n\n'
-    'def load(blob):\n    import pickle\n    return pickle.loads(blob)\n\n\n'
+    "def load(blob):\n    import pickle\n    return pickle.loads(blob)\n\n\n"
     'AWS_KEY = "AKIAIOSFODNN7EXAMPLE"\n',
 )
 
@@ -84,8 +84,13 @@ def test_semgrep_rules_flag_new_injection_and_deserialization(make_repo) -> None
 @pytest.mark.skipif(not HAS_SEMGREP, reason="semgrep is not installed (pipx install semgrep)")
 def test_semgrep_sql_rule_on_an_indented_excerpt(make_repo) -> None:
     # a method cut out of its class (indented as a whole) is still scanned, line numbers intact
-    base = "    def find(self, name):\n        return self.db.execute('SELECT * FROM t WHERE n = ?', (name,))\n"
-    head = "    def find(self, name):\n        return self.db.execute(\"SELECT * FROM t WHERE n = '%s'\" % name)\n"
+    base = (
+        "    def find(self, name):\n        return self.db.execute('SELECT * FROM t WHERE n = ?', (name,))\n"
+    )
+    head = (
+        "    def find(self, name):\n"
+        "        return self.db.execute(\"SELECT * FROM t WHERE n = '%s'\" % name)\n"
+    )
     repo = make_repo({"m.py": base}, {"m.py": head})
     result = scan_change(repo, cfg(secrets=False))
     assert any(f.line == 2 and f.cwe == "CWE-89" for f in result.findings)
@@ -124,7 +129,8 @@ def test_scanner_that_raises_missing_is_reported(make_repo, monkeypatch) -> None
 
 def test_paths_that_escape_the_scan_folder_are_ignored() -> None:
     diff = parse(
-        "diff --git a/../evil.py b/../evil.py\n--- a/../evil.py\n+++ b/../evil.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\n"
+        "diff --git a/../evil.py b/../evil.py\n--- a/../evil.py\n+++ b/../evil.py\n"
+        "@@ -1 +1,2 @@\n x = 1\n+y = 2\n"
     )
     assert changed_files(diff, lambda p: "x = 1\ny = 2\n", lambda p: "x = 1\n") == []
 
