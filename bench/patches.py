@@ -160,6 +160,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=["quixbugs", "humanevalfix"])
     ap.add_argument("--limit", type=int, default=0, help="at most N cases per dataset (0 = all)")
+    ap.add_argument("--cases", nargs="+", help="only these case names")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--candidates", type=int, default=3)
     ap.add_argument("--budget", type=float, default=900.0, help="seconds of proposing+verifying per case")
@@ -172,7 +173,7 @@ def main() -> None:
         return
     todo = []
     for d in args.datasets:
-        cs = [c for c in cases([d])]
+        cs = [c for c in cases([d]) if not args.cases or c[1] in args.cases]
         todo += cs[: args.limit] if args.limit else cs
     model = create(Config(model={"name": args.model}).model)
     rows = []
