@@ -284,6 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", type=Path, help="only print the figures of an existing JSONL")
     ap.add_argument("--common", type=Path, help="with --report: only the changes also in this JSONL")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--patches", action="store_true", help="also propose + verify patches (slow)")
     args = ap.parse_args(argv)
 
     if args.report:
@@ -298,7 +299,8 @@ def main(argv: list[str] | None = None) -> None:
     todo = stratified(cases(args.datasets.split(","), args.kinds.split(","), args.extra), args.seed)
     if not args.full and args.limit:
         todo = todo[: args.limit]
-    cfg = runner.load_config(None, None, config_file=args.config, overrides={"model.name": args.model})
+    overrides = {"model.name": args.model, "patches.enabled": bool(args.patches)}
+    cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
     mode = "baseline" if args.baseline else "pipeline"
     out = args.out or ROOT / "bench" / "out" / f"quality-{mode}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
