@@ -5,21 +5,27 @@ measures, for signed `issue_comment` webhooks:
   1. webhook -> first reaction (👀) and webhook -> review posted, for single /review commands
      (each on a new head, so every review posts new comments);
   2. a burst of /ask jobs (each: fetch the PR, one model call, one reply): jobs per minute;
-  3. a burst of /review commands for one PR: how many ran and how many coalesced.
+  3. a burst of /review commands for one PR: how many ran and how many coalesced;
+  4. a burst of /ask jobs spread over several PRs (one job per PR at a time; PRs run in parallel on
+     --workers processes): jobs per minute.
 
 usage: python bench/webhook.py [--model scripted|qwen2.5-coder-0.5b] [--queue sqlite|redis]
-                               [--workers N] [--reviews 5] [--burst 30]
+                               [--workers N] [--reviews 5] [--burst 30] [--prs 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import itertools
+import json
 import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,6 +102,83 @@ def review_burst(stack: Stack, gh: FakeGitHub, n: int) -> None:
     print(f"  {n} /review webhooks for one PR: {ran} reviews ran, {merged} coalesced, {wall:.1f} s")
 
 
+class Router:
+    """One API URL in front of several emulated repositories (one PR each): routes /repos/OWNER/NAME/…"""
+
+    def __init__(self, fakes: dict[str, FakeGitHub]) -> None:
+        self.fakes = fakes
+        router = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _any(self) -> None:
+                router.forward(self)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def forward(self, h: BaseHTTPRequestHandler) -> None:
+        parts = h.path.split("/")
+        fake = self.fakes.get("/".join(parts[2:4])) or next(iter(self.fakes.values()))
+        body = h.rfile.read(int(h.headers.get("Content-Length") or 0))
+        conn = http.client.HTTPConnection("127.0.0.1", int(fake.url.rsplit(":", 1)[1]), timeout=60)
+        conn.request(h.command, h.path, body=body or None, headers=dict(h.headers))
+        resp = conn.getresponse()
+        # The fake names itself in URLs (PR links, pagination); PyGithub insists they match its base URL.
+        data = resp.read().replace(fake.url.encode(), self.url.encode())
+        h.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                h.send_header(k, v.replace(fake.url, self.url))
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+        conn.close()
+
+
+def multi_pr_burst(args: argparse.Namespace, backend: dict, tmp: Path) -> None:
+    """/ask jobs spread over several PRs: one job per PR at a time, PRs in parallel across workers."""
+    fakes = {
+        f"bench/r{i}": FakeGitHub(repo=f"bench/r{i}", pr_number=PR, diff_text=diff_for(i)).start()
+        for i in range(args.prs)
+    }
+    router = Router(fakes)
+    (tmp / "multi").mkdir()
+    stack = Stack(tmp / "multi", router.url, model=model_config(args.model), **backend)
+    try:
+        stack.start_server()
+        stack.start_worker(args.workers)
+        ids = []
+        t0 = time.monotonic()
+        for n in range(args.burst):
+            repo, cid = f"bench/r{n % args.prs}", next(_ids)
+            data = json.loads(comment_event(f"/ask what does change {cid} do?", comment_id=cid))
+            data["repository"]["full_name"] = repo
+            stack.github(json.dumps(data).encode())
+            ids.append((repo, cid))
+        wait_for(lambda: all(cid in replies(fakes[repo]) for repo, cid in ids), 3600, "the multi-PR burst")
+        wall = time.monotonic() - t0
+        print(
+            f"  {args.burst} /ask jobs over {args.prs} PRs, {args.workers} worker(s): {wall:.1f} s, "
+            f"{60 * args.burst / wall:.1f} jobs/minute"
+        )
+    finally:
+        stack.stop()
+        router.server.shutdown()
+        for fake in fakes.values():
+            fake.stop()
+
+
 def _metric(stack: Stack, outcome: str) -> int:
     m = re.search(rf'prereview_jobs_total{{outcome="{outcome}"}} ([0-9.e+]+)', stack.metrics())
     return int(float(m.group(1))) if m else 0
@@ -108,6 +191,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--reviews", type=int, default=5)
     ap.add_argument("--burst", type=int, default=30)
+    ap.add_argument("--prs", type=int, default=4, help="PRs the multi-PR burst is spread over")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="prereview-bench-") as tmp:
         redis = None
@@ -132,6 +216,7 @@ def main() -> None:
                 review_burst(stack, gh, max(5, args.burst // 3))
             finally:
                 stack.stop()
+        multi_pr_burst(args, backend, Path(tmp))
         if redis is not None:
             redis.stop()
 
