@@ -20,6 +20,7 @@ import http.client
 import itertools
 import json
 import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -193,6 +194,7 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=30)
     ap.add_argument("--prs", type=int, default=4, help="PRs the multi-PR burst is spread over")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop the server and workers
     with tempfile.TemporaryDirectory(prefix="prereview-bench-") as tmp:
         redis = None
         backend: dict = {"queue": args.queue}
