@@ -130,7 +130,9 @@ class LlamaCppModel:
         if key not in self._grammars:
             from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-            self._grammars[key] = json_schema_to_gbnf(key)
+            # the schema as given, not `key`: sorted keys would reorder the properties, and the field order
+            # is part of the prompt (quote and message before category, severity and cwe)
+            self._grammars[key] = json_schema_to_gbnf(json.dumps(schema))
         smpl = self._lib.llama_sampler_init_grammar(self._vocab, self._grammars[key].encode(), b"root")
         if not smpl:
             raise ModelError("llama.cpp could not compile the output grammar")
