@@ -15,7 +15,7 @@ from .context import Chunk, Section
 from .models import Completion, Message, Model
 from .types import CATEGORIES, SEVERITIES, Finding
 
-MAX_FINDINGS_PER_CHUNK = 3  # each finding costs ~80 generated tokens; a small model rarely has more
+MAX_FINDINGS_PER_CHUNK = 5
 
 
 def findings_schema(max_items: int = MAX_FINDINGS_PER_CHUNK) -> dict[str, Any]:
