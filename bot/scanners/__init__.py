@@ -1,4 +1,4 @@
-"""Deterministic finding sources beside the model: secrets, bandit, semgrep with rules shipped in bot/rules."""
+"""Deterministic finding sources beside the model: secrets, bandit, semgrep with the rules in bot/rules."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import ast
 import importlib
 import os
 import re
+import subprocess
 import tempfile
 import textwrap
 from collections.abc import Callable
@@ -71,6 +72,8 @@ def run(files: list[ChangedFile], cfg: ScannersConfig) -> ScanResult:
             findings += introduced(scan, files, cfg)
         except ScannerMissing as exc:
             notes.append(f"scanner '{name}' skipped: {exc}")
+        except subprocess.TimeoutExpired:
+            notes.append(f"scanner '{name}' skipped: it ran over {cfg.timeout:g}s; raise scanners.timeout")
     return ScanResult(tuple(findings), tuple(notes))
 
 

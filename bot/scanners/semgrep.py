@@ -30,7 +30,7 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
     exe = shutil.which(cfg.semgrep)
     if exe is None:
         raise ScannerMissing(
-            f"'{cfg.semgrep}' not found; install semgrep (pipx install semgrep) or set scanners.patterns: false"
+            f"'{cfg.semgrep}' not found; install it (pipx install semgrep) or set scanners.patterns: false"
         )
     env = {**os.environ, "SEMGREP_ENABLE_VERSION_CHECK": "0", "SEMGREP_SEND_METRICS": "off"}
     argv = [

@@ -147,3 +147,14 @@ def test_scan_callable_keeps_notes_and_masks(make_repo) -> None:
     found = scan(parse(change.diff_text))
     assert found and all(f.message == "masked" for f in found)
     assert any("semgrep" in n or "patterns" in n for n in scan.notes)
+
+
+def test_a_scanner_that_times_out_is_a_note(make_repo, monkeypatch) -> None:
+    import sys
+
+    import bot.scanners.bandit as bandit_mod
+
+    monkeypatch.setattr(bandit_mod, "command", lambda: [sys.executable, "-c", "import time; time.sleep(30)"])
+    repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
+    result = scan_change(repo, cfg(secrets=False, patterns=False, timeout=0.5))
+    assert result.findings == () and "ran over 0.5s" in result.notes[0]
