@@ -285,6 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--common", type=Path, help="with --report: only the changes also in this JSONL")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--patches", action="store_true", help="also propose + verify patches (slow)")
+    ap.add_argument("--scanners-only", action="store_true", help="scanners alone: a model that finds nothing")
     args = ap.parse_args(argv)
 
     if args.report:
@@ -299,7 +300,18 @@ def main(argv: list[str] | None = None) -> None:
     todo = stratified(cases(args.datasets.split(","), args.kinds.split(","), args.extra), args.seed)
     if not args.full and args.limit:
         todo = todo[: args.limit]
-    overrides = {"model.name": args.model, "patches.enabled": bool(args.patches)}
+    overrides: dict[str, Any] = {"model.name": args.model, "patches.enabled": bool(args.patches)}
+    if args.scanners_only:
+        silent = ROOT / "bench" / "out" / "silent-model.json"
+        silent.parent.mkdir(parents=True, exist_ok=True)
+        silent.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+        overrides |= {
+            "model.backend": "scripted",
+            "model.name": "scanners-only",
+            "model.script": str(silent),
+            "tests": "off",
+            "scanners.self_verify": False,
+        }
     cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
     mode = "baseline" if args.baseline else "pipeline"
     out = args.out or ROOT / "bench" / "out" / f"quality-{mode}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
