@@ -178,3 +178,18 @@ def render_hunk(f: FileDiff, hunk: Hunk) -> str:
         num = f"{ln.new_no:>5}" if ln.new_no is not None else "     "
         rows.append(f"{num} {ln.kind} {ln.text}")
     return "\n".join(rows)
+
+
+def to_text(selection: list[tuple[FileDiff, list[Hunk]]]) -> str:
+    """Unified diff text holding the chosen hunks of each file (a file with no hunk is left out)."""
+    out: list[str] = []
+    for f, hunks in selection:
+        if not hunks:
+            continue
+        src = "/dev/null" if f.status == "added" else f"a/{f.old_path}"
+        dst = "/dev/null" if f.status == "deleted" else f"b/{f.path}"
+        out += [f"diff --git a/{f.old_path} b/{f.path}", f"--- {src}", f"+++ {dst}"]
+        for h in hunks:
+            out.append(h.header)
+            out += [f"{ln.kind}{ln.text}" for ln in h.lines]
+    return "\n".join(out) + "\n" if out else ""

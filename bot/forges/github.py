@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import git
-from ..diff import parse
+from ..diff import Hunk, parse, to_text
 from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
 
 T = TypeVar("T")
@@ -325,17 +325,7 @@ def restrict_diff(pr_diff: str, new_commits_diff: str) -> str:
     added: dict[str, set[int]] = {}
     for f in parse(new_commits_diff).files:
         added[f.path] = {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no}
-    out: list[str] = []
-    for f in parse(pr_diff).files:
-        hunks = [
-            h for h in f.hunks if any(ln.new_no in added.get(f.path, ()) for ln in h.lines if ln.kind == "+")
-        ]
-        if not hunks:
-            continue
-        src = "/dev/null" if f.status == "added" else f"a/{f.old_path}"
-        dst = "/dev/null" if f.status == "deleted" else f"b/{f.path}"
-        out += [f"diff --git a/{f.old_path} b/{f.path}", f"--- {src}", f"+++ {dst}"]
-        for h in hunks:
-            out.append(h.header)
-            out += [f"{ln.kind}{ln.text}" for ln in h.lines]
-    return "\n".join(out) + "\n" if out else ""
+    def touched(path: str, h: Hunk) -> bool:
+        return any(ln.kind == "+" and ln.new_no in added.get(path, ()) for ln in h.lines)
+
+    return to_text([(f, [h for h in f.hunks if touched(f.path, h)]) for f in parse(pr_diff).files])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..diff import parse
+from ..diff import parse, to_text
 
 MAX_REMEMBERED_BYTES = 2_000_000  # beyond this the next `-i` falls back to a full review
 
@@ -21,7 +21,7 @@ def added_lines(diff_text: str) -> dict[str, list[str]]:
 
 
 def new_hunks(pr_diff_text: str, before: dict[str, list[str]]) -> str:
-    out: list[str] = []
+    selection = []
     for f in parse(pr_diff_text).files:
         seen = Counter(before.get(f.path, []))
         hunks = []
@@ -36,12 +36,5 @@ def new_hunks(pr_diff_text: str, before: dict[str, list[str]]) -> str:
                     fresh = True
             if fresh:
                 hunks.append(h)
-        if not hunks:
-            continue
-        src = "/dev/null" if f.status == "added" else f"a/{f.old_path}"
-        dst = "/dev/null" if f.status == "deleted" else f"b/{f.path}"
-        out += [f"diff --git a/{f.old_path} b/{f.path}", f"--- {src}", f"+++ {dst}"]
-        for h in hunks:
-            out.append(h.header)
-            out += [f"{ln.kind}{ln.text}" for ln in h.lines]
-    return "\n".join(out) + "\n" if out else ""
+        selection.append((f, hunks))
+    return to_text(selection)
