@@ -127,7 +127,9 @@ def anchor_quote(raw: dict[str, Any], chunk: Chunk) -> Finding | None:
     cwe = str(raw.get("cwe") or "").strip() or None
     category = raw.get("category", "bug")
     if cwe and category != "security":
-        category = "security"
+        # the category is chosen before the cwe field; a small model fills "cwe" by reflex (CWE-89 on an
+        # off-by-one), so a CWE on a non-security finding is dropped rather than turning it into one
+        cwe = None
     return Finding(
         path=path,
         line=line,
