@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .commands.options import config_options
 from .types import PrereviewError
 
 # name -> module exposing `command`; loaded only when invoked, listed only when the module exists.
@@ -43,9 +44,6 @@ def cli() -> None:
     """prereview: review a pull/merge request with a small local model, before a human does."""
 
 
-FAIL_LEVELS = ["none", "info", "low", "medium", "high", "critical"]
-
-
 @cli.command()
 @click.option("--repo", type=click.Path(path_type=Path), default=".", help="Git repository (default: here).")
 @click.option("--base", help="Base revision (default: merge-base with the upstream/default branch).")
@@ -56,19 +54,7 @@ FAIL_LEVELS = ["none", "info", "low", "medium", "high", "critical"]
 @click.option(
     "--output", "-o", type=click.Path(path_type=Path), help="Write the review here instead of stdout."
 )
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="Config file (default: .prereview.yml at the base revision).",
-)
-@click.option("--model", help="Catalog name (prereview models list), .gguf path or hf:OWNER/REPO/FILE.gguf.")
-@click.option(
-    "--api-base", help="OpenAI-compatible server (llama-server, vLLM, Ollama), e.g. http://host:8080/v1."
-)
-@click.option(
-    "--fail-level", type=click.Choice(FAIL_LEVELS), help="Exit 1 when a finding reaches this severity."
-)
+@config_options("Config file (default: .prereview.yml at the base revision).")
 @click.option("--demo", is_flag=True, help="Review a built-in example change (makes a temporary repo).")
 def review(
     repo: Path,
@@ -77,9 +63,7 @@ def review(
     fmt: str,
     output: Path | None,
     config_file: Path | None,
-    model: str | None,
-    api_base: str | None,
-    fail_level: str | None,
+    overrides: dict[str, Any],
     demo: bool,
 ) -> None:
     """Review a change (base..head) and print the findings."""
@@ -99,11 +83,6 @@ def review(
         tmp = tempfile.TemporaryDirectory(prefix="prereview-demo-")
         repo = make_repo(Path(tmp.name) / "demo")
     change = LocalForge().fetch(ChangeRef("local", str(repo), base, head))
-    overrides: dict[str, Any] = {
-        "model.name": model,
-        "model.api_base": api_base,
-        "review.fail_level": fail_level,
-    }
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
     with console_progress(enabled=output is not None or fmt == "text" or sys.stderr.isatty()) as progress:
         if not change.diff_text.strip():

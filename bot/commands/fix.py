@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..types import PrereviewError
+from .options import config_options
 
 
 @click.command("fix")
@@ -18,20 +19,14 @@ from ..types import PrereviewError
 @click.option("--base", help="Base revision (default: merge-base with the upstream/default branch).")
 @click.option("--apply", "apply_", is_flag=True, help="Write the verified fix into the working tree.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the fix as a unified diff here.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="Config file (default: .prereview.yml at the base revision).",
-)
-@click.option("--model", help="Catalog name, .gguf path or hf:OWNER/REPO/FILE.gguf.")
+@config_options("Config file (default: .prereview.yml at the base revision).", fail_level=False)
 def command(
     repo: Path,
     base: str | None,
     apply_: bool,
     output: Path | None,
     config_file: Path | None,
-    model: str | None,
+    overrides: dict[str, Any],
 ) -> None:
     """Fix the tests HEAD broke (compared with BASE) with a patch proven by the tests.
 
@@ -46,7 +41,6 @@ def command(
     from ..ui import console_progress
 
     change = LocalForge().fetch(ChangeRef("local", str(repo), base, None))
-    overrides: dict[str, Any] = {"model.name": model}
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
     with console_progress(enabled=sys.stderr.isatty()) as progress:
         files, evidence = find_fix(change, cfg, LazyModel(cfg, progress), progress)

@@ -20,6 +20,7 @@ import click
 
 from .. import chatops
 from ..types import PrereviewError
+from .options import config_options
 
 PR_ACTIONS = {"opened", "synchronize", "reopened", "ready_for_review"}
 
@@ -104,30 +105,14 @@ def _env(env: Mapping[str, str], name: str, hint: str) -> str:
 )
 @click.option("--pr", "pr_number", type=int, help="Review this pull request (overrides the event).")
 @click.option("--full", is_flag=True, help="Review the whole PR even on a push (no incremental review).")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="Config file (default: .prereview.yml at the PR's base revision).",
-)
-@click.option("--model", help="Catalog name, .gguf path or hf:OWNER/REPO/FILE.gguf.")
-@click.option("--api-base", help="OpenAI-compatible server, e.g. http://host:8080/v1.")
-@click.option("--n-gpu-layers", type=int, help="Layers to offload to the GPU.")
-@click.option(
-    "--fail-level",
-    type=click.Choice(["none", "info", "low", "medium", "high", "critical"]),
-    help="Exit 1 when a finding reaches this severity.",
-)
+@config_options("Config file (default: .prereview.yml at the PR's base revision).")
 def command(
     event_name: str | None,
     event_path: Path | None,
     pr_number: int | None,
     full: bool,
     config_file: Path | None,
-    model: str | None,
-    api_base: str | None,
-    n_gpu_layers: int | None,
-    fail_level: str | None,
+    overrides: dict[str, Any],
 ) -> None:
     """Review the pull request of a GitHub Actions event and post the review on it."""
     env = os.environ
@@ -145,12 +130,6 @@ def command(
     if isinstance(job, str):
         click.echo(f"prereview: {job}", err=True)
         return
-    overrides = {
-        "model.name": model,
-        "model.api_base": api_base,
-        "model.n_gpu_layers": n_gpu_layers,
-        "review.fail_level": fail_level,
-    }
     sys.exit(_run(job, env, overrides=overrides, config_file=config_file, full=full))
 
 

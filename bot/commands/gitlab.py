@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from ..types import PrereviewError
+from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
 NOT_POSTING = (
@@ -117,38 +118,16 @@ class _Echo:
     type=click.Path(path_type=Path),
     help="Code Quality report path (default: gitlab.codequality_path, gl-code-quality-report.json).",
 )
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="Config file (default: .prereview.yml at the MR's base revision).",
-)
-@click.option("--model", help="Catalog name, .gguf path or hf:OWNER/REPO/FILE.gguf.")
-@click.option("--api-base", help="OpenAI-compatible server, e.g. http://host:8080/v1.")
-@click.option("--n-gpu-layers", type=int, help="Layers to offload to the GPU.")
-@click.option(
-    "--fail-level",
-    type=click.Choice(["none", "info", "low", "medium", "high", "critical"]),
-    help="Exit 1 when a finding reaches this severity.",
-)
+@config_options("Config file (default: .prereview.yml at the MR's base revision).")
 @click.option("--no-post", is_flag=True, help="Write the Code Quality report only; post nothing.")
 def command(
     mr_iid: int | None,
     codequality_path: Path | None,
     config_file: Path | None,
-    model: str | None,
-    api_base: str | None,
-    n_gpu_layers: int | None,
-    fail_level: str | None,
+    overrides: dict[str, Any],
     no_post: bool,
 ) -> None:
     """Review the merge request of a GitLab MR pipeline and post the review on it."""
-    overrides = {
-        "model.name": model,
-        "model.api_base": api_base,
-        "model.n_gpu_layers": n_gpu_layers,
-        "review.fail_level": fail_level,
-    }
     sys.exit(
         run(
             os.environ,
