@@ -69,9 +69,14 @@ def grammar_cost(model: LlamaCppModel, max_tokens: int = 160) -> dict[str, float
     from bot.models import Message
 
     schema = findings_schema()
-    msgs = [Message("system", "You review code. Report every defect as JSON findings; be thorough."),
-            Message("user", "x = eval(input())\nq = 'SELECT * FROM t WHERE id=%s' % x\nos.system('rm ' + x)\n"
-                            "Return the findings as JSON.")]
+    msgs = [
+        Message("system", "You review code. Report every defect as JSON findings; be thorough."),
+        Message(
+            "user",
+            "x = eval(input())\nq = 'SELECT * FROM t WHERE id=%s' % x\nos.system('rm ' + x)\n"
+            "Return the findings as JSON.",
+        ),
+    ]
     prompt = model._format(msgs)
     out: dict[str, float] = {}
 
@@ -82,11 +87,17 @@ def grammar_cost(model: LlamaCppModel, max_tokens: int = 160) -> dict[str, float
         out[label] = n / (time.perf_counter() - t)
 
     run("no grammar", lambda: model.complete(msgs, max_tokens=max_tokens).completion_tokens)
-    run("prereview grammar",
-        lambda: model.complete(msgs, schema=schema, max_tokens=max_tokens).completion_tokens)
+    run(
+        "prereview grammar",
+        lambda: model.complete(msgs, schema=schema, max_tokens=max_tokens).completion_tokens,
+    )
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    run("llama-cpp-python grammar", lambda: model._llm.create_completion(
-        prompt, grammar=grammar, max_tokens=max_tokens, temperature=0.0)["usage"]["completion_tokens"])
+    run(
+        "llama-cpp-python grammar",
+        lambda: model._llm.create_completion(prompt, grammar=grammar, max_tokens=max_tokens, temperature=0.0)[
+            "usage"
+        ]["completion_tokens"],
+    )
     return out
 
 
@@ -128,12 +139,17 @@ def main() -> None:
     g = grammar_cost(model)
     print("generation tok/s: " + ", ".join(f"{k} {v:.1f}" for k, v in g.items()))
     # Model-stage figures: scanners and patches (other stages) are off so the ratio measures the runtime.
-    data = {"scanners": {"secrets": False, "bandit": False, "patterns": False}, "tests": "off",
-            "patches": {"enabled": False}}
+    data = {
+        "scanners": {"secrets": False, "bandit": False, "patterns": False},
+        "tests": "off",
+        "patches": {"enabled": False},
+    }
     cfg = config_mod.build(_known(data), env={})
     rows = []
-    print(f"{'case':40} {'wall s':>7} {'prompt':>7} {'eval':>6} {'compl':>6} {'ratio':>6} {'tok/line':>8} "
-          f"{'find':>4}")
+    print(
+        f"{'case':40} {'wall s':>7} {'prompt':>7} {'eval':>6} {'compl':>6} {'ratio':>6} {'tok/line':>8} "
+        f"{'find':>4}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.cases.split(","):
             ds, case = spec.split(":", 1)
@@ -149,25 +165,37 @@ def main() -> None:
             s = review.stats
             ideal = s.prompt_tokens / pp + s.completion_tokens / tg
             changed = sum(f.changed_lines for f in parse(change.diff_text).files)
-            row = {"case": spec, "wall_s": round(wall, 2), "prompt_tokens": s.prompt_tokens,
-                   "prompt_evaluated": rec.evaluated, "completion_tokens": s.completion_tokens,
-                   "ratio": round(wall / ideal, 3) if ideal else None,
-                   "prompt_tokens_per_changed_line": round(s.prompt_tokens / max(1, changed), 1),
-                   "findings": len(review.findings)}
+            row = {
+                "case": spec,
+                "wall_s": round(wall, 2),
+                "prompt_tokens": s.prompt_tokens,
+                "prompt_evaluated": rec.evaluated,
+                "completion_tokens": s.completion_tokens,
+                "ratio": round(wall / ideal, 3) if ideal else None,
+                "prompt_tokens_per_changed_line": round(s.prompt_tokens / max(1, changed), 1),
+                "findings": len(review.findings),
+            }
             rows.append(row)
-            print(f"{spec:40} {wall:7.1f} {s.prompt_tokens:7d} {rec.evaluated:6d} {s.completion_tokens:6d} "
-                  f"{row['ratio']:6.2f} {row['prompt_tokens_per_changed_line']:8.1f} "
-                  f"{len(review.findings):4d}")
+            print(
+                f"{spec:40} {wall:7.1f} {s.prompt_tokens:7d} {rec.evaluated:6d} {s.completion_tokens:6d} "
+                f"{row['ratio']:6.2f} {row['prompt_tokens_per_changed_line']:8.1f} "
+                f"{len(review.findings):4d}"
+            )
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kv_mb = _kv_mb(model)
     budget = path.stat().st_size / 1e6 + kv_mb + 300
     print(f"overhead ratio: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} (target <= 1.15)")
-    print(f"peak RSS {rss_mb:.0f} MB; model file + KV cache ({kv_mb:.0f} MB at n_ctx {model.n_ctx}) + 300 MB "
-          f"= {budget:.0f} MB")
+    print(
+        f"peak RSS {rss_mb:.0f} MB; model file + KV cache ({kv_mb:.0f} MB at n_ctx {model.n_ctx}) + 300 MB "
+        f"= {budget:.0f} MB"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"raw_pp": pp, "raw_tg": tg, "rows": rows, "rss_mb": rss_mb,
-                                         "budget_mb": budget}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {"raw_pp": pp, "raw_tg": tg, "rows": rows, "rss_mb": rss_mb, "budget_mb": budget}, indent=2
+            )
+        )
 
 
 def _known(data: dict) -> dict:

@@ -150,8 +150,11 @@ def _shown_context(section: Section) -> list[tuple[str, int, str, str]]:
     """Rows of surrounding head-file code that render_section shows outside the hunk (kind "~")."""
     in_hunk = {ln.new_no for ln in section.hunk.lines if ln.new_no is not None}
     rows = (_ROW.match(r) for r in section.text.splitlines())
-    return [(section.path, int(m.group(1)), m.group(2).strip(), "~") for m in rows
-            if m and int(m.group(1)) not in in_hunk]
+    return [
+        (section.path, int(m.group(1)), m.group(2).strip(), "~")
+        for m in rows
+        if m and int(m.group(1)) not in in_hunk
+    ]
 
 
 def _squash(s: str) -> str:

@@ -21,7 +21,9 @@ PLATFORM = SHARED / "platform"
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -59,9 +61,19 @@ def bench_repo(tmp_path: Path) -> Callable[..., dict]:
         folder = {"secfix": "secfix_py"}.get(dataset, dataset)
         out = tmp_path / f"{dataset}-{case}-{kind}"
         proc = subprocess.run(
-            [sys.executable, str(BENCH / "mk_pr_repo.py"), dataset, str(BENCH / folder), case, str(out),
-             "--kind", kind],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                str(BENCH / "mk_pr_repo.py"),
+                dataset,
+                str(BENCH / folder),
+                case,
+                str(out),
+                "--kind",
+                kind,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         return json.loads(proc.stdout)
 

@@ -325,6 +325,7 @@ def restrict_diff(pr_diff: str, new_commits_diff: str) -> str:
     added: dict[str, set[int]] = {}
     for f in parse(new_commits_diff).files:
         added[f.path] = {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no}
+
     def touched(path: str, h: Hunk) -> bool:
         return any(ln.kind == "+" and ln.new_no in added.get(path, ()) for ln in h.lines)
 
