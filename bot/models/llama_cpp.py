@@ -59,6 +59,10 @@ class LlamaCppModel:
                 n_threads_batch=threads,
                 n_gpu_layers=layers,
                 flash_attn=True,
+                # Read the weights instead of mapping them: llama.cpp repacks quantized weights for the
+                # CPU kernels, and with mmap both the mapped file pages and the repacked copy stay
+                # resident (peak RSS 1.97 GB vs 1.38 GB for the 1.5B model).
+                use_mmap=False,
                 seed=seed,
                 verbose=False,
             )
