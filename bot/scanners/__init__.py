@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..config import ScannersConfig
 from ..diff import Diff
@@ -29,6 +31,20 @@ SCANNERS: dict[str, str] = {
 
 class ScannerMissing(Exception):
     """The scanner's tool is not installed; the message says how to install it (shown as a note)."""
+
+
+def run_json(
+    name: str, argv: list[str], *, timeout: float, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run a scanner that reports JSON on stdout; no JSON at all means the tool itself failed."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    try:
+        data = json.loads(proc.stdout or "{}")
+    except json.JSONDecodeError:
+        raise ScannerMissing(
+            f"{name} gave no JSON (exit {proc.returncode}): {proc.stderr.strip()[:120]}"
+        ) from None
+    return data if isinstance(data, dict) else {}
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..config import ScannersConfig
 from ..types import Finding
-from . import ScannerMissing, cwe_id, relpath
+from . import ScannerMissing, cwe_id, relpath, run_json
 
 _SEVERITY = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 _DOWN = {"critical": "high", "high": "medium", "medium": "low", "low": "low"}
@@ -36,13 +34,7 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
     argv = [*command(), "-f", "json", "-q"]
     if cfg.bandit_skip:
         argv += ["-s", ",".join(cfg.bandit_skip)]
-    proc = subprocess.run([*argv, *files], capture_output=True, text=True, timeout=cfg.timeout, check=False)
-    try:
-        data = json.loads(proc.stdout or "{}")
-    except json.JSONDecodeError:
-        raise ScannerMissing(
-            f"bandit gave no JSON (exit {proc.returncode}): {proc.stderr.strip()[:120]}"
-        ) from None
+    data = run_json("bandit", [*argv, *files], timeout=cfg.timeout)
     return [_finding(r, root) for r in data.get("results", [])]
 
 

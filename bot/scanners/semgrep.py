@@ -7,17 +7,15 @@ No registry, no login, no metrics: only the local rule files are used.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..config import ScannersConfig
 from ..types import Finding
-from . import ScannerMissing, cwe_id, relpath
+from . import ScannerMissing, cwe_id, relpath, run_json
 
 _SEVERITY = {"ERROR": "high", "WARNING": "medium", "INFO": "low"}
 
@@ -45,13 +43,7 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
         str(rules_dir()),
         *[str(root / p) for p in texts],
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=cfg.timeout, env=env, check=False)
-    try:
-        data = json.loads(proc.stdout or "{}")
-    except json.JSONDecodeError:
-        raise ScannerMissing(
-            f"semgrep gave no JSON (exit {proc.returncode}): {proc.stderr.strip()[:120]}"
-        ) from None
+    data = run_json("semgrep", argv, timeout=cfg.timeout, env=env)
     return [_finding(r, root) for r in data.get("results", [])]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,20 +13,11 @@ import pytest
 import yaml
 
 from bot.cli import main
-from tests.conftest import PLATFORM
+from tests.conftest import PLATFORM, git
 from tests.fakes.github_api import FakeGitHub
 
 PAYLOADS = PLATFORM / "payloads" / "github"
 REPO = "o/r"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def pr_diff(repo: Path, base: str, head: str, *paths: str) -> str:
