@@ -92,8 +92,6 @@ class BubblewrapSandbox:
         for e in ETC_ENTRIES:
             if Path("/etc", e).exists():
                 args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
-        for ro in self._readonly_paths():
-            args += ["--ro-bind", ro, ro]
         mem = self.cfg.memory_mb * 1024 * 1024
         args += [
             "--proc",
@@ -107,6 +105,9 @@ class BubblewrapSandbox:
             "--dir",
             INNER_HOME,
         ]
+        # after the tmpfs: a venv (or toolchain) that lives under /tmp must stay visible
+        for ro in self._readonly_paths():
+            args += ["--ro-bind", ro, ro]
         args += ["--bind", str(cwd), str(cwd), "--remount-ro", "/", "--chdir", str(cwd)]
         return args
 

@@ -146,5 +146,8 @@ def test_missing_bwrap_is_a_one_line_error(work, monkeypatch):
 
 def test_own_tmp_is_private(bwrap, work):
     res = run_py(bwrap, work, "import os\nprint(sorted(os.listdir('/tmp')))\n")
-    visible = {"home"} | ({work.resolve().parts[2]} if work.resolve().parts[1] == "tmp" else set())
-    assert set(eval(res.stdout)) == visible  # only HOME and the directories leading to the work copy
+    # only HOME and the directories leading to the work copy and to the read-only interpreter (a venv
+    # of a checkout under /tmp, as in CI)
+    bound = [work.resolve(), *map(Path, bwrap._readonly_paths())]
+    visible = {"home"} | {p.parts[2] for p in bound if len(p.parts) > 2 and p.parts[1] == "tmp"}
+    assert set(eval(res.stdout)) == visible
