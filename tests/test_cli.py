@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from bot.cli import main
+from tests.conftest import git
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "bot" / "schemas" / "review.schema.json").read_text()
@@ -53,15 +54,6 @@ def cfg_file(tmp_path: Path):
         return path
 
     return _make
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x.invalid", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def bytes_repo(root: Path, base: dict[str, bytes], head: dict[str, bytes]) -> Path:
