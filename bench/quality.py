@@ -281,15 +281,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", type=Path, help="a .prereview.yml to review with")
     ap.add_argument("--out", type=Path, help="JSONL of per-change results (appended; --resume skips done)")
     ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--report", type=Path, help="only print the figures of an existing JSONL")
+    ap.add_argument("--report", type=Path, nargs="+", help="only print the figures of existing JSONL files")
     ap.add_argument("--common", type=Path, help="with --report: only the changes also in this JSONL")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--shard",
+        default="0/1",
+        help="K/N: only every N-th change starting at K (run N processes, e.g. one per core, with own --out)",
+    )
     ap.add_argument("--patches", action="store_true", help="also propose + verify patches (slow)")
     ap.add_argument("--scanners-only", action="store_true", help="scanners alone: a model that finds nothing")
     args = ap.parse_args(argv)
 
     if args.report:
-        rows = [json.loads(x) for x in args.report.read_text().splitlines() if x.strip()]
+        rows = [json.loads(x) for f in args.report for x in f.read_text().splitlines() if x.strip()]
         if args.common:
             other = {_key(json.loads(x)) for x in args.common.read_text().splitlines() if x.strip()}
             rows = [r for r in rows if _key(r) in other]
@@ -300,6 +305,8 @@ def main(argv: list[str] | None = None) -> None:
     todo = stratified(cases(args.datasets.split(","), args.kinds.split(","), args.extra), args.seed)
     if not args.full and args.limit:
         todo = todo[: args.limit]
+    k, n = (int(x) for x in args.shard.split("/"))
+    todo = todo[k::n]
     overrides: dict[str, Any] = {"model.name": args.model, "patches.enabled": bool(args.patches)}
     if args.scanners_only:
         silent = ROOT / "bench" / "out" / "silent-model.json"

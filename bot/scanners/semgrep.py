@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,13 @@ def rules_dir() -> Path:
     return Path(str(resources.files("bot").joinpath("rules")))
 
 
+def executable(name: str = "semgrep") -> str | None:
+    """On PATH, else next to the interpreter: a venv's tools are there even when it is not activated."""
+    return shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+
+
 def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding]:
-    exe = shutil.which(cfg.semgrep)
+    exe = executable(cfg.semgrep)
     if exe is None:
         raise ScannerMissing(
             f"'{cfg.semgrep}' not found; install it (pipx install semgrep) or set scanners.patterns: false"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,10 @@ from bot import git
 from bot.config import ScannersConfig, build
 from bot.diff import parse
 from bot.forges.local import LocalForge
-from bot.scanners import Scan, ScannerMissing, changed_files, run
+from bot.scanners import Scan, ScannerMissing, changed_files, run, semgrep
 from bot.types import ChangeRef
 
-HAS_SEMGREP = shutil.which("semgrep") is not None
+HAS_SEMGREP = semgrep.executable() is not None
 
 BASE = """import os
 import subprocess
