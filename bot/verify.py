@@ -90,6 +90,14 @@ def verify(
     return Verdict(patch, ok, reason, after)
 
 
+def feedback(verdict: Verdict, chars: int = 600) -> str:
+    """What the model is told about a rejected candidate before it tries again."""
+    text = f"That fix was applied and the tests were run: {verdict.reason}."
+    if verdict.run is not None and not verdict.run.ok:
+        text += f"\nTest output (end):\n{testrun.failure_excerpt(verdict.run.output, chars)}"
+    return text + "\nPropose a different fix."
+
+
 def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
     """The finding, moved onto the lines the patch replaces, carrying the verified replacement."""
     p = verdict.patch
@@ -207,7 +215,13 @@ class PatchStage:
         problem = replace(problem, hint=_deleted_hint(self.change.diff_text, f))
         breakage = self.breakage if broke else None
         model = model_factory()
-        for i, patch in enumerate(propose.candidates(model, problem, text, self.cfg.patches.candidates), 1):
+        tested: dict[propose.Patch, Verdict] = {}
+        for i, patch in enumerate(
+            propose.candidates(
+                model, problem, text, self.cfg.patches.candidates, lambda p: feedback(tested[p])
+            ),
+            1,
+        ):
             progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
             verdict = verify(
                 patch,
@@ -218,6 +232,7 @@ class PatchStage:
                 breakage=breakage,
             )
             self.verdicts.append(verdict)
+            tested[patch] = verdict
             if verdict.ok:
                 return verdict
             if time.monotonic() > deadline:

@@ -74,7 +74,7 @@ class Recorder:
     name, n_ctx = "recorder", 4096
 
     def __init__(self, answers: list[str]) -> None:
-        self.answers, self.temperatures = list(answers), []
+        self.answers, self.temperatures, self.prompts = list(answers), [], []
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
@@ -82,6 +82,7 @@ class Recorder:
     def complete(self, messages, *, schema=None, max_tokens, temperature=0.0):
         assert schema == propose.patch_schema()
         self.temperatures.append(temperature)
+        self.prompts.append(list(messages))
         return Completion(self.answers.pop(0), "stop", 1, 1, 0.0)
 
 
@@ -93,6 +94,29 @@ def test_candidates_climb_the_temperature_ladder_and_skip_duplicates():
     assert [c.new_lines for c in got] == [("    return x + 1",), ("    return 1 - x",)]
     assert model.temperatures == list(propose.LADDER[:4])
     assert [c.temperature for c in got] == [propose.LADDER[0], propose.LADDER[3]]
+
+
+def test_each_request_sees_what_became_of_the_earlier_answers():
+    first = json.dumps({"faulty": "    return x - 1", "fixed": "    return x + 1"})
+    bad_quote = json.dumps({"faulty": "    return y", "fixed": "    return z"})
+    second = json.dumps({"faulty": "    return x - 1", "fixed": "    return x"})
+    model = Recorder([first, bad_quote, first, second])
+    got = list(
+        propose.candidates(
+            model,
+            propose.Problem("m.py", 8, "bug"),
+            TEXT,
+            k=4,
+            feedback=lambda p: f"tests failed for {p.suggestion}",
+        )
+    )
+    assert [c.suggestion for c in got] == ["    return x + 1", "    return x"]
+    assert len(model.prompts[0]) == 2  # system + task
+    assert [m.role for m in model.prompts[1][2:]] == ["assistant", "user"]
+    assert model.prompts[1][3].content.startswith("tests failed for     return x + 1\n")
+    assert "copied exactly" in model.prompts[2][-1].content
+    assert "already tested" in model.prompts[3][-1].content
+    assert len(model.prompts[3]) == 2 + 2 * propose.HISTORY  # bounded history
 
 
 def test_prompt_marks_untrusted_text_and_the_problem_line():
