@@ -285,6 +285,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--common", type=Path, help="with --report: only the changes also in this JSONL")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument(
+        "--test-timeout",
+        type=float,
+        default=60.0,
+        help="seconds before a test run is killed (the dev cases' tests take ~1 s; a bug may loop forever)",
+    )
+    ap.add_argument(
         "--shard",
         default="0/1",
         help="K/N: only every N-th change starting at K (run N processes, e.g. one per core, with own --out)",
@@ -307,7 +313,11 @@ def main(argv: list[str] | None = None) -> None:
         todo = todo[: args.limit]
     k, n = (int(x) for x in args.shard.split("/"))
     todo = todo[k::n]
-    overrides: dict[str, Any] = {"model.name": args.model, "patches.enabled": bool(args.patches)}
+    overrides: dict[str, Any] = {
+        "model.name": args.model,
+        "patches.enabled": bool(args.patches),
+        "sandbox.timeout": args.test_timeout,
+    }
     if args.scanners_only:
         silent = ROOT / "bench" / "out" / "silent-model.json"
         silent.parent.mkdir(parents=True, exist_ok=True)
