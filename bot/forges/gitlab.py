@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gitlab.v4.objects import Project, ProjectMergeRequest
 
     from ..config import GitLabConfig
+    from ..diff import Diff
     from ..progress import Progress
     from ..publish.gitlab import PublishResult
     from ..types import Review
@@ -162,6 +163,18 @@ class GitLabForge:
             )
         return DiffRefs(refs["base_sha"], refs["start_sha"], refs["head_sha"])
 
+    def access_level(self, user_id: int) -> int:
+        """The user's access level on the project, inherited memberships included (10 guest, 20 reporter,
+        30 developer, 40 maintainer, 50 owner); 0 when not a member (GET /projects/:id/members/all/:id)."""
+        import gitlab.exceptions as glexc
+
+        members = self._project().members_all
+        try:
+            member = self._call("get a project member", members.get, user_id, expect=(404,))
+        except glexc.GitlabError:  # 404: not a member (only 404 reaches here)
+            return 0
+        return int(member.access_level)
+
     def discussions(self, iid: int) -> list[dict[str, Any]]:
         items = self._call("list MR discussions", self._mr(iid).discussions.list, get_all=True, per_page=100)
         return [dict(d.attributes) for d in items]
@@ -258,6 +271,11 @@ class GitLabForge:
     def update_note(self, iid: int, note_id: int, body: str) -> None:
         self._call("update a note", self._mr(iid).notes.update, note_id, {"body": body})
 
+    def create_merge_request(self, data: dict[str, Any]) -> dict[str, Any]:
+        """POST /projects/:id/merge_requests (source_branch, target_branch, title, description, …)."""
+        created = self._call("create a merge request", self._project().mergerequests.create, data)
+        return dict(created.attributes)
+
     def award_emoji(self, iid: int, note_id: int, name: str) -> None:
         """React to a note (e.g. 👀 on a `/review` command)."""
         note = self._mr(iid).notes.get(note_id, lazy=True)
@@ -269,11 +287,12 @@ class GitLabForge:
         review: Review,
         cfg: GitLabConfig | None = None,
         progress: Progress | None = None,
+        scope: Diff | None = None,
     ) -> PublishResult:
         from ..config import GitLabConfig
         from ..publish.gitlab import publish
 
-        return publish(self, change, review, cfg or GitLabConfig(), progress=progress)
+        return publish(self, change, review, cfg or GitLabConfig(), progress=progress, scope=scope)
 
 
 def _has(repo: Path, sha: str) -> bool:

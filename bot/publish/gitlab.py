@@ -130,8 +130,25 @@ def _post(
     return False
 
 
+def in_scope(position: dict[str, Any], scope: Diff) -> bool:
+    """Whether a thread's position lies in the part of the diff an incremental review re-reviewed."""
+    path = position.get("new_path") or position.get("old_path")
+    if not path or scope.file(path) is None:
+        return False
+    if position.get("new_line") is not None:
+        return scope.has_line(path, int(position["new_line"]))
+    if position.get("old_line") is not None:
+        return scope.has_line(path, int(position["old_line"]), "LEFT")
+    return True  # a note on the file: the file was re-reviewed
+
+
 def _resolve_stale(
-    api: MRApi, iid: int, discussions: list[dict[str, Any]], review: Review, res: PublishResult
+    api: MRApi,
+    iid: int,
+    discussions: list[dict[str, Any]],
+    review: Review,
+    res: PublishResult,
+    scope: Diff | None = None,
 ) -> None:
     current = {f.fingerprint for f in review.findings}
     unsure = {s.path for s in review.coverage.skipped}  # a file not reviewed this time keeps its threads
@@ -142,9 +159,11 @@ def _resolve_stale(
             continue
         if not note.get("resolvable") or note.get("resolved"):
             continue
-        path = (note.get("position") or {}).get("new_path")
-        if path in unsure:
+        position = note.get("position") or {}
+        if position.get("new_path") in unsure:
             continue
+        if scope is not None and not in_scope(position, scope):
+            continue  # incremental: not re-reviewed, so not known to be fixed
         try:
             api.resolve_discussion(iid, str(d["id"]))
         except PermissionDenied:  # resolving needs the Developer role; posting does not
@@ -174,8 +193,16 @@ def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body:
 
 
 def publish(
-    api: MRApi, change: ChangeRequest, review: Review, cfg: GitLabConfig, *, progress: Progress | None = None
+    api: MRApi,
+    change: ChangeRequest,
+    review: Review,
+    cfg: GitLabConfig,
+    *,
+    progress: Progress | None = None,
+    scope: Diff | None = None,
 ) -> PublishResult:
+    """Post `review` (anchored on the MR's diff in `change`). `scope`: for an incremental review, the part
+    of the diff that was re-reviewed; threads outside it stay open."""
     progress = progress or Quiet()
     iid = change.ref.number
     if iid is None:
@@ -198,7 +225,7 @@ def publish(
         progress.message(f"GitLab refused a position, fell back: {r}")
     res.in_summary = len(not_inline)
     if cfg.resolve_stale:
-        _resolve_stale(api, iid, discussions, review, res)
+        _resolve_stale(api, iid, discussions, review, res, scope)
     notes = review.notes
     if res.cannot_resolve:
         notes += (

@@ -12,11 +12,12 @@ entry in `.violations`), and the server answers like GitLab where prereview depe
 - auth: PRIVATE-TOKEN / Bearer tokens from `tokens`; a JOB-TOKEN may only read (401 on writes);
 - injected failures (`fail(...)`) for 429/5xx; pagination with Link and X-* headers;
 - `/diffs` (paginated, `unidiff`), `/changes`, `/versions`, discussions, notes, award emoji, plus
-  `members/all/:user_id` and `/user` (not in the subset; shapes from GitLab's docs) for the webhook server.
+  `members/all/:user_id`, `/user` and POST `/projects/:id/merge_requests` (not in the subset; shapes from
+  GitLab's docs, the create body from python-gitlab's attributes) for the webhook server.
 
     with FakeGitLab(project_id=42, mr_iid=7, diff_text=diff, base_sha=b, head_sha=h) as gl:
         gl.url          # like CI_API_V4_URL: http://127.0.0.1:PORT/api/v4 (or with a `prefix`)
-        gl.discussions, gl.notes, gl.award_emoji, gl.requests, gl.violations, gl.rejected
+        gl.discussions, gl.notes, gl.award_emoji, gl.requests, gl.violations, gl.rejected, gl.created_mrs
         gl.push(new_diff, new_head)      # a new MR version
 """
 
@@ -50,10 +51,42 @@ INCOMPLETE_ERROR = (
 TOO_LONG_ERROR = '400 Bad request - Note {:note=>["is too long (maximum is 1000000 characters)"]}'
 MAX_NOTE = 1_000_000
 
-# Not in the shared subset: used by the webhook server (authorisation) and clients that ask who they are.
-EXTRA_ROUTES: list[tuple[str, str]] = [
-    ("get", "/projects/{id}/members/all/{user_id}"),
-    ("get", "/user"),
+# "Create MR" (POST /projects/:id/merge_requests, doc/api/merge_requests.md): required source_branch,
+# target_branch, title; the optional attributes are python-gitlab 8.6.0's ProjectMergeRequestManager
+# _create_attrs. Unknown attributes are refused here so a client cannot rely on invented ones.
+CREATE_MR_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["source_branch", "target_branch", "title"],
+    "properties": {
+        "source_branch": {"type": "string", "minLength": 1},
+        "target_branch": {"type": "string", "minLength": 1},
+        "title": {"type": "string", "minLength": 1},
+        "description": {"type": "string", "maxLength": 1048576},
+        "assignee_id": {"type": "integer"},
+        "assignee_ids": {"type": "array", "items": {"type": "integer"}},
+        "reviewer_ids": {"type": "array", "items": {"type": "integer"}},
+        "labels": {"type": ["string", "array"]},
+        "milestone_id": {"type": "integer"},
+        "remove_source_branch": {"type": "boolean"},
+        "allow_collaboration": {"type": "boolean"},
+        "allow_maintainer_to_push": {"type": "boolean"},
+        "approvals_before_merge": {"type": "integer"},
+        "squash": {"type": "boolean"},
+        "target_project_id": {"type": "integer"},
+    },
+    "additionalProperties": False,
+}
+
+# Not in the shared subset: used by the webhook server (authorisation, `/fix` in branch mode) and clients
+# that ask who they are.
+EXTRA_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
+    ("get", "/projects/{id}/members/all/{user_id}", {}),
+    ("get", "/user", {}),
+    (
+        "post",
+        "/projects/{id}/merge_requests",
+        {"requestBody": {"content": {"application/json": {"schema": CREATE_MR_BODY}}}},
+    ),
 ]
 
 
@@ -186,8 +219,8 @@ def _load_routes() -> list[tuple[str, re.Pattern[str], str, dict[str, Any]]]:
     spec = json.loads(SPEC_PATH.read_text())
     routes = []
     paths = dict(spec["paths"])
-    for method, tpl in EXTRA_ROUTES:
-        paths.setdefault(tpl, {})[method] = {"parameters": [], "x-extra": True}
+    for method, tpl, extra in EXTRA_ROUTES:
+        paths.setdefault(tpl, {})[method] = {"parameters": [], "x-extra": True, **extra}
     for tpl, ops in paths.items():
         rx = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", tpl) + "$")
         for method, op in ops.items():
@@ -224,10 +257,13 @@ class FakeGitLab:
         tls: tuple[Path, Path] | None = None,
         source_branch: str = "feature",
         target_branch: str = "main",
+        fork: bool = False,
     ) -> None:
         self.project_id, self.project_path, self.mr_iid = project_id, project_path, mr_iid
         self.title, self.description = title, description
         self.source_branch, self.target_branch = source_branch, target_branch
+        self.fork = fork  # the MR's source branch is in another project
+        self.created_mrs: list[dict[str, Any]] = []
         self.prefix = "/" + prefix.strip("/")
         self.file_positions = file_positions
         self.tokens = tokens if tokens is not None else {TOKEN: BOT_USER}
@@ -463,7 +499,7 @@ class FakeGitLab:
             "author": self._user(self.author),
             "source_branch": self.source_branch,
             "target_branch": self.target_branch,
-            "source_project_id": self.project_id,
+            "source_project_id": self.project_id + 1000 if self.fork else self.project_id,
             "target_project_id": self.project_id,
             "sha": v.head_sha,
             "diff_refs": {"base_sha": v.base_sha, "head_sha": v.head_sha, "start_sha": v.start_sha},
@@ -621,6 +657,8 @@ class _Handler(BaseHTTPRequestHandler):
         level = fake.members.get(req.user or "", 0)
         if method != "GET" and level < 20:  # a private project: Reporter to comment
             raise _Reply(403, {"message": "403 Forbidden"})
+        if tpl == "/projects/{id}/merge_requests" and level < 30:
+            raise _Reply(403, {"message": "403 Forbidden"})  # a branch of the project: Developer
         if tpl.endswith("/discussions/{discussion_id}") and level < 30 and req.user != fake.author:
             raise _Reply(403, {"message": "403 Forbidden"})  # resolving threads: Developer, or the MR author
 
@@ -716,6 +754,8 @@ def _dispatch(
         if name is None or name not in fake.members:
             raise _Reply(404, {"message": "404 Not found"})
         return 200, {**fake._user(name), "access_level": fake.members[name]}, {}
+    if tpl == "/projects/{id}/merge_requests":
+        return 201, _create_mr(fake, body), {}
     if params.get("merge_request_iid") != str(fake.mr_iid):
         raise _Reply(404, {"message": "404 Not found"})
     tail = tpl.split("{merge_request_iid}", 1)[1]
@@ -838,3 +878,26 @@ def _award(fake: FakeGitLab, kind: str, target: int, name: str) -> dict[str, Any
     }
     fake.award_emoji.append(award)
     return award
+
+
+def _create_mr(fake: FakeGitLab, body: dict[str, Any]) -> dict[str, Any]:
+    iid = fake.mr_iid + 1 + len(fake.created_mrs)
+    title = body["title"]
+    mr = {
+        "id": 9000 + iid,
+        "iid": iid,
+        "project_id": fake.project_id,
+        "title": title,
+        "description": body.get("description", ""),
+        "state": "opened",
+        "draft": title.startswith(("Draft:", "[Draft]", "(Draft)")),
+        "author": fake._user(BOT_USER),
+        "source_branch": body["source_branch"],
+        "target_branch": body["target_branch"],
+        "source_project_id": fake.project_id,
+        "target_project_id": fake.project_id,
+        "force_remove_source_branch": bool(body.get("remove_source_branch", False)),
+        "web_url": f"{fake.server_url}/{fake.project_path}/-/merge_requests/{iid}",
+    }
+    fake.created_mrs.append(mr)
+    return mr
