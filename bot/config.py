@@ -90,6 +90,10 @@ class PatchesConfig(_Section):
     candidates: int = Field(3, ge=1, description="Patch candidates tried per finding (temperature ladder)")
     budget_seconds: float = Field(300.0, description="Time budget for proposing and verifying patches")
     agent_steps: int = Field(8, ge=0, description="Steps of the agent loop in `prereview fix` (0 = off)")
+    fix_mode: Literal["suggest", "branch"] = Field(
+        "suggest",
+        description="Server `/fix`: post the verified fix as suggestions, or push a branch + draft PR/MR",
+    )
 
 
 class GitHubConfig(_Section):
@@ -138,6 +142,9 @@ class ServerConfig(_Section):
     github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: …/api/v3)")
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
     github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repos from")
+    gitlab_git_url: str | None = Field(
+        None, description="Where `/fix` clones and pushes GitLab projects (default: gitlab_url)"
+    )
     bot_logins: list[str] = Field(
         default_factory=list, description="Accounts whose comments are ignored (and any '*[bot]')"
     )
@@ -191,7 +198,7 @@ def _format_error(exc: ValidationError, source: str) -> str:
     return f"{source}: {key}: {err['msg']}"
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     node = data
     for p in parents:
@@ -232,11 +239,11 @@ def build(
     origin: dict[str, str] = {}  # dotted key -> where its override came from, for the error message
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):
-            _set_dotted(data, dotted, env[var])
+            set_dotted(data, dotted, env[var])
             origin[dotted] = f"environment variable {var}"
     for dotted, value in (overrides or {}).items():
         if value is not None:
-            _set_dotted(data, dotted, value)
+            set_dotted(data, dotted, value)
             origin[dotted] = "command line"
     try:
         return Config.model_validate(data)

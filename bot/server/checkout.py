@@ -1,4 +1,5 @@
-"""A throwaway checkout of a PR for `/fix`: fetch base and head by commit id, token in a header only.
+"""Git over HTTPS for the server: a throwaway checkout of a PR (`/fix`), one file at a commit (the
+repository's `.prereview.yml`), and pushing a branch (`/fix` in branch mode).
 
 The token travels in `http.extraHeader` through git's environment (GIT_CONFIG_*), so it is not on a
 command line, not in the URL (git prints URLs in errors) and not stored in the checkout's .git/config,
@@ -27,6 +28,15 @@ def auth_env(url: str, user: str, token: str | None) -> dict[str, str]:
     return env
 
 
+def _run(argv: list[str], env: dict[str, str], what: str, timeout: float) -> str:
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith(("fatal:", "error:", "!"))]
+        raise PrereviewError(f"{what}: {(errors or lines or ['no output'])[-1]}")
+    return proc.stdout
+
+
 def checkout(
     url: str, shas: list[str], dest: Path, *, user: str, token: str | None, timeout: float = 600
 ) -> Path:
@@ -39,10 +49,46 @@ def checkout(
         ["git", "-C", str(dest), "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", shas[-1]],
     ]
     for argv in steps:
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            detail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-            raise PrereviewError(
-                f"cannot check out the PR ({argv[3] if len(argv) > 3 else argv[1]}): {detail[0]}"
-            )
+        _run(argv, env, f"cannot check out the PR ({argv[3] if len(argv) > 3 else argv[1]})", timeout)
     return dest
+
+
+def read_file(
+    url: str, sha: str, path: str, dest: Path, *, user: str, token: str | None, timeout: float = 120
+) -> str | None:
+    """`path` as it is at commit `sha`, or None when it does not exist there.
+
+    A shallow, blobless fetch of that one commit (trees only; the one blob is fetched on demand), so
+    reading a config file does not download the repository. Servers without partial clone send all.
+    """
+    env = {**os.environ, **auth_env(url, user, token)}
+    dest.mkdir(parents=True, exist_ok=True)
+    g = ["git", "-C", str(dest)]
+    what = f"cannot read {path} at {sha[:12]}"
+    _run(["git", "init", "-q", str(dest)], env, what, timeout)
+    for key, value in (
+        ("remote.origin.url", url),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        ("extensions.partialclone", "origin"),
+    ):
+        _run([*g, "config", key, value], env, what, timeout)
+    fetch = [*g, "fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", sha]
+    _run(fetch, env, what, timeout)
+    entry = _run([*g, "ls-tree", "-z", sha, "--", path], env, what, timeout).rstrip("\0")
+    if not entry:
+        return None
+    kind, blob = entry.split("\t", 1)[0].split()[1:3]
+    if kind != "blob":
+        return None
+    return _run([*g, "cat-file", "blob", blob], env, what, timeout)
+
+
+def push(
+    repo: Path, url: str, sha: str, branch: str, *, user: str, token: str | None, timeout: float = 300
+) -> None:
+    """Push commit `sha` of `repo` to a new branch `branch` at `url` (never forced: an existing branch
+    with other commits is left alone and the push fails)."""
+    env = {**os.environ, **auth_env(url, user, token)}
+    argv = ["git", "-C", str(repo), "push", "--quiet", url, f"{sha}:refs/heads/{branch}"]
+    _run(argv, env, f"cannot push branch {branch}", timeout)

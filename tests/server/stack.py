@@ -36,6 +36,15 @@ DIFF = """diff --git a/app.py b/app.py
 +    return y
 """
 
+NEW_FILE = """diff --git a/new.py b/new.py
+new file mode 100644
+--- /dev/null
++++ b/new.py
+@@ -0,0 +1,2 @@
++import pickle
++data = pickle.loads(blob)
+"""
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -138,6 +147,9 @@ class Stack:
             "busy_retry_seconds": 0.1,
             "retry_seconds": 0.5,
             "reap_seconds": 0.5,
+            # git (a repository's .prereview.yml, /fix) goes to local bare repositories, never the network
+            "github_git_url": f"file://{tmp / 'remotes'}",
+            "gitlab_git_url": f"file://{tmp / 'remotes'}",
             **(server or {}),
         }
         if redis_url:
