@@ -209,6 +209,10 @@ class GitHubAPI:
     def react(self, comment_id: int, content: str) -> None:
         self.request("POST", f"/issues/comments/{comment_id}/reactions", {"content": content})
 
+    def create_pull(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /repos/{o}/{r}/pulls (title, head, base, body, draft, …)."""
+        return self.request("POST", "/pulls", body)
+
 
 def _describe(exc: Any) -> str:
     data = getattr(exc, "data", None)

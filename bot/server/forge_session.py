@@ -7,13 +7,14 @@ comment can point them elsewhere.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import Config
 from ..diff import Diff, parse
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
-from .checkout import checkout
+from .checkout import checkout, push, read_file
 from .jobs import Job
 from .secrets import Secrets
 
@@ -25,22 +26,39 @@ def replied_to(bodies: list[str]) -> set[int]:
     return {int(m) for b in bodies for m in _REPLY.findall(b)}
 
 
+@dataclass(frozen=True)
+class HeadBranch:
+    """The PR's source branch, and whether it lives in the PR's own repository (not a fork)."""
+
+    ref: str
+    same_repo: bool
+
+
 class ForgeSession(Protocol):
+    kind: str  # "PR" | "MR", for replies
+
     def fetch(self) -> ChangeRequest: ...
     def react(self, comment_id: int) -> None: ...
     def reply(self, text: str, comment_id: int | None) -> None: ...
 
     incremental: bool  # can publish a review of part of the PR (`scope`) without resolving the rest
 
-    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None: ...
+    def publish(
+        self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
+    ) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
     def may_command(self, job: Job) -> bool: ...
     def clone(self, shas: list[str], dest: Path) -> Path: ...
+    def base_file(self, sha: str, path: str, dest: Path) -> str | None: ...
     def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool: ...
+    def head_branch(self) -> HeadBranch: ...
+    def push(self, repo: Path, sha: str, branch: str) -> None: ...
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str: ...
 
 
 class GitHubSession:
     incremental = True
+    kind = "PR"
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         self.job, self.cfg, self._secrets = job, cfg, secrets
@@ -74,11 +92,14 @@ class GitHubSession:
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
         self.api.create_issue_comment(self.job.number, text)
 
-    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None:
+    def publish(
+        self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
+    ) -> None:
+        """`cfg`: the job's config (the repository's publishing options); the session's own by default."""
         from ..publish.github import GitHubPublisher
 
         publisher = GitHubPublisher(
-            self.api, self.job.number, max_comments=self.cfg.github.max_comments_per_request
+            self.api, self.job.number, max_comments=(cfg or self.cfg).github.max_comments_per_request
         )
         publisher.publish(review, parse(change.diff_text), scope=scope)
 
@@ -90,10 +111,38 @@ class GitHubSession:
     def may_command(self, job: Job) -> bool:
         return True  # author_association was checked by the server from the signed payload
 
-    def clone(self, shas: list[str], dest: Path) -> Path:
-        url = f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
+    def _git_url(self) -> str:
         _ = self.api  # makes sure the token exists
-        return checkout(url, shas, dest, user="x-access-token", token=self._token)
+        return f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
+
+    def clone(self, shas: list[str], dest: Path) -> Path:
+        return checkout(self._git_url(), shas, dest, user="x-access-token", token=self._token)
+
+    def base_file(self, sha: str, path: str, dest: Path) -> str | None:
+        return read_file(self._git_url(), sha, path, dest, user="x-access-token", token=self._token)
+
+    def head_branch(self) -> HeadBranch:
+        head = self.api.pull(self.job.number).head
+        full_name = head.repo.full_name if head.repo is not None else ""
+        return HeadBranch(head.ref, full_name.lower() == self.job.repo.lower())
+
+    def push(self, repo: Path, sha: str, branch: str) -> None:
+        push(repo, self._git_url(), sha, branch, user="x-access-token", token=self._token)
+
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
+        """A draft PR from `branch` into `target` (both in this repository); its address."""
+        from github import GithubException
+
+        try:
+            pr = self.api.create_pull(
+                {"title": title, "head": branch, "base": target, "body": body, "draft": True}
+            )
+        except GithubException as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            errors = [e.get("message", "") for e in data.get("errors", []) if isinstance(e, dict)]
+            why = "; ".join(x for x in [str(data.get("message", "")), *errors] if x)
+            raise PrereviewError(f"GitHub answered {exc.status} ({why or 'no message'})") from None
+        return str(pr.get("html_url") or "")
 
     def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
         """Post the fix as one review of committable suggestions; False when GitHub cannot place them."""
@@ -143,7 +192,8 @@ DEVELOPER = 30  # GitLab access levels: 10 guest, 20 reporter, 30 developer, 40 
 
 
 class GitLabSession:
-    incremental = False  # the GitLab publisher resolves what a review does not repeat: always review all
+    incremental = True
+    kind = "MR"
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         from ..forges.gitlab import GitLabForge
@@ -172,40 +222,53 @@ class GitLabSession:
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
         self.forge.create_note(self.job.number, text)
 
-    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None = None) -> None:
-        self.forge.post_review(change, review, self.cfg.gitlab)
+    def publish(
+        self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
+    ) -> None:
+        self.forge.post_review(change, review, (cfg or self.cfg).gitlab, scope=scope)
 
     def set_paused(self, paused: bool) -> None:
         return None  # remembered in the server's store only
 
     def may_command(self, job: Job) -> bool:
         """Developer or higher, inherited memberships included (GET /projects/:id/members/all/:user_id)."""
-        import gitlab
-        import gitlab.exceptions
-
-        from ..forges.gitlab import api_root
-
-        if job.author_id is None:
-            return False
-        client = gitlab.Gitlab(
-            api_root(self.cfg.server.gitlab_url), private_token=self._token, keep_base_url=True, timeout=30
-        )
-        try:
-            member = client.projects.get(job.repo, lazy=True).members_all.get(job.author_id)
-        except gitlab.exceptions.GitlabGetError as exc:
-            if exc.response_code == 404:
-                return False  # not a member
-            raise
-        return int(member.access_level) >= DEVELOPER
+        return job.author_id is not None and self.forge.access_level(job.author_id) >= DEVELOPER
 
     def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
         return False  # GitLab gets the patch as a diff in the reply
 
-    def clone(self, shas: list[str], dest: Path) -> Path:
+    def _git_url(self) -> str:
         from ..forges.gitlab import api_root
 
-        url = f"{api_root(self.cfg.server.gitlab_url)}/{self.job.repo}.git"
-        return checkout(url, shas, dest, user="oauth2", token=self._token)
+        base = self.cfg.server.gitlab_git_url or api_root(self.cfg.server.gitlab_url)
+        return f"{base.rstrip('/')}/{self.job.repo}.git"
+
+    def clone(self, shas: list[str], dest: Path) -> Path:
+        return checkout(self._git_url(), shas, dest, user="oauth2", token=self._token)
+
+    def base_file(self, sha: str, path: str, dest: Path) -> str | None:
+        return read_file(self._git_url(), sha, path, dest, user="oauth2", token=self._token)
+
+    def head_branch(self) -> HeadBranch:
+        mr = self.forge.merge_request(self.job.number)
+        same = mr.get("source_project_id") == mr.get("target_project_id")
+        return HeadBranch(str(mr.get("source_branch") or ""), same)
+
+    def push(self, repo: Path, sha: str, branch: str) -> None:
+        push(repo, self._git_url(), sha, branch, user="oauth2", token=self._token)
+
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
+        """A draft MR ("Draft: " title) from `branch` into `target`; its address."""
+        mr = self.forge.create_merge_request(
+            {
+                "source_branch": branch,
+                "target_branch": target,
+                "title": f"Draft: {title}",
+                "description": body,
+                "remove_source_branch": True,
+            }
+        )
+        return str(mr.get("web_url") or "")
 
 
 SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}

@@ -8,20 +8,22 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .. import chatops, git
-from ..config import Config
+from .. import chatops
+from ..config import CONFIG_FILE, Config, ReviewConfig
+from ..context import DEFAULT_SKIP, select_files
 from ..diff import parse, render_hunk
 from ..models.base import Message
 from ..progress import Quiet
-from ..runner import LazyModel, load_config, review_change
+from ..runner import LazyModel, review_change
 from ..types import ChangeRequest, PrereviewError
+from . import repo_config
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .jobs import Job
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
 from .state import ServerState
-from .suggest import suggestions
+from .untrusted import escape as _escape
 
 log = logging.getLogger("prereview.worker")
 
@@ -34,11 +36,8 @@ ASK_SYSTEM = (
     "say so when they do not contain the answer. Be brief and concrete; cite file:line."
 )
 
-
-def _escape(text: str) -> str:
-    # Model output is untrusted: no raw HTML (hidden markers), no @mentions that ping people, no images
-    # (an image URL would be fetched by every reader's browser).
-    return text.replace("<", "&lt;").replace("@", "@\u200b").replace("![", "!\u200b[")
+# Files /ask names without their diff: the ones the review config leaves out (not deleted files).
+BY_CONFIG = frozenset({"not in review.include", "matches review.exclude", *DEFAULT_SKIP})
 
 
 class ForgeRunner:
@@ -104,10 +103,11 @@ class ForgeRunner:
             reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
             scope = parse(reviewed.diff_text)
             since = last["head"][:12]
-            notes = (f"Incremental review of what changed since `{since}`; comment `review` for a full one.",)
-        review = review_change(reviewed, self.cfg, model=self.model)
-        review = replace(review, notes=review.notes + notes)
-        forge.publish(change, review, scope)
+            notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
+        cfg, cfg_notes = self._config(forge, change)
+        review = review_change(reviewed, cfg, model=self.model)
+        review = replace(review, notes=review.notes + cfg_notes + notes)
+        forge.publish(change, review, scope, cfg)
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
@@ -116,12 +116,14 @@ class ForgeRunner:
 
     def _ask(self, job: Job, forge: ForgeSession) -> RunStats:
         change = forge.fetch()
+        cfg, _ = self._config(forge, change)
         model = self.model()
         messages = ask_messages(
             change,
             job.text,
             budget=max(512, model.n_ctx - self.cfg.server.ask_max_tokens - 256),
             count=model.count_tokens,
+            review=cfg.review,
         )
         out = model.complete(messages, max_tokens=self.cfg.server.ask_max_tokens, temperature=0.0)
         answer = _escape(out.text.strip()) or "(the model gave no answer)"
@@ -133,54 +135,42 @@ class ForgeRunner:
         return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
 
     def _fix(self, job: Job, forge: ForgeSession) -> None:
-        """Run the tests at base and head in the sandbox; when the change broke them, reply with a patch
-        that makes them pass (proposed by the model, kept only if verified)."""
-        from ..commands.fix import find_fix, unified_diff
-        from ..render.markdown import fence_for
+        from .fix_job import run
 
-        change = forge.fetch()
-        with tempfile.TemporaryDirectory(prefix="prereview-fix-") as tmp:
-            repo = forge.clone([change.base_sha, change.head_sha], Path(tmp) / "repo")
-            cfg = self._fix_config(repo, change.base_sha)
-            files, evidence = find_fix(replace(change, workdir=repo), cfg, self.model, Quiet())
-            if files is None:
-                forge.reply("No verified fix found: no candidate patch made the tests pass.", job.comment_id)
-                return
-            if not files:
-                forge.reply(
-                    "The tests pass at this head (or fail at the base too): nothing to fix.", job.comment_id
-                )
-                return
-            patch = unified_diff(repo, change.head_sha, files)
-            found = suggestions(
-                files, lambda p: git.show(repo, change.head_sha, p), parse(change.diff_text), evidence
-            )
-        if found and forge.suggest(change, found, evidence):
-            forge.reply(f"Posted a verified fix as suggestions ({evidence}).", job.comment_id)
-            return
-        fence = fence_for(patch)
-        forge.reply(f"Verified fix ({evidence}):\n\n{fence}diff\n{patch}{fence}", job.comment_id)
+        run(job, forge, self.cfg, self.model)
 
-    def _fix_config(self, repo: Path, base_sha: str) -> Config:
-        """The server's config, with only the test command taken from the repository (at the base).
+    def _config(self, forge: ForgeSession, change: ChangeRequest) -> tuple[Config, tuple[str, ...]]:
+        """The server's config with the repository's `.prereview.yml` (at the base) merged over it."""
 
-        Sandbox, model and API settings stay the server's: a repository cannot turn the sandbox off here.
-        """
-        repo_cfg = load_config(repo, base_sha)
-        tests = "off" if "off" in (repo_cfg.tests, self.cfg.tests) else "auto"
-        command = repo_cfg.test_command or self.cfg.test_command
-        return self.cfg.model_copy(update={"tests": tests, "test_command": command})
+        def read() -> str | None:
+            with tempfile.TemporaryDirectory(prefix="prereview-config-") as tmp:
+                return forge.base_file(change.base_sha, CONFIG_FILE, Path(tmp) / "repo")
+
+        return repo_config.load(self.cfg, read, change.base_sha)
 
 
 def ask_messages(
-    change: ChangeRequest, question: str, *, budget: int, count: Callable[[str], int]
+    change: ChangeRequest,
+    question: str,
+    *,
+    budget: int,
+    count: Callable[[str], int],
+    review: ReviewConfig | None = None,
 ) -> list[Message]:
-    """The question with as much of the diff as fits `budget` tokens (whole files first, in order)."""
+    """The question with as much of the diff as fits `budget` tokens (whole files first, in order).
+
+    Files the (repository's) review config leaves out (`review.exclude`, lock files) are named only."""
     head = f"Change: {change.title}\n\n{change.body[:2000]}\n\nDiff:\n"
     tail = f"\n\nQuestion: {question}"
     room = budget - count(ASK_SYSTEM) - count(head) - count(tail)
     parts: list[str] = []
-    for f in parse(change.diff_text).files:
+    diff = parse(change.diff_text)
+    _, skipped = select_files(diff, review or ReviewConfig(), lambda _: None)
+    left_out = {s.path: s.reason for s in skipped if s.reason in BY_CONFIG}
+    for f in diff.files:
+        if f.path in left_out:
+            parts.append(f"--- {f.path} (omitted: {left_out[f.path]})")
+            continue
         text = f"--- {f.path}\n" + "\n".join(render_hunk(f, h) for h in f.hunks)
         cost = count(text)
         if cost > room:

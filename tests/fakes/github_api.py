@@ -10,11 +10,15 @@ GitHub where prereview depends on it:
   e.g. a fork PR's GITHUB_TOKEN);
 - injected failures (`fail(...)`): 429/403 with Retry-After, 5xx;
 - pagination via `Link` headers (`per_page`, `page`);
-- the diff media type on GET /pulls/{n}.
+- the diff media type on GET /pulls/{n};
+- POST /pulls (create a pull request; `/fix` in branch mode), which the shared subset lacks: its request
+  body schema is in EXTRA_OPS, transcribed from GitHub's own OpenAPI description; with `remote=` (a bare
+  git repository) the head and base branches must exist there, as on GitHub.
 
     with FakeGitHub(repo="o/r", pr_number=1, diff_text=diff, head_sha=h, base_sha=b) as gh:
         ...  # point the client at gh.url (GITHUB_API_URL)
-        gh.reviews, gh.comments, gh.issue_comments, gh.reactions, gh.check_runs, gh.sarifs, gh.requests
+        gh.reviews, gh.comments, gh.issue_comments, gh.reactions, gh.check_runs, gh.sarifs, gh.requests,
+        gh.pulls_created
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import gzip
 import itertools
 import json
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +51,37 @@ LINE_NOT_IN_DIFF = (
     "Pull request review thread line must be part of the diff, Pull request review thread start line must be "
     "part of the same hunk as the line., and Pull request review thread diff hunk can't be blank"
 )
+
+
+# Operations prereview uses that the shared subset lacks. "Create a pull request" (operationId pulls/create):
+# the request body schema verbatim from github/rest-api-description
+# descriptions/api.github.com/api.github.com.2022-11-28.json (commit 0000036e42b5e7121c2b1ac244cb7bba1d2f3914,
+# MIT), the same file and commit the subset was transcribed from; descriptions shortened.
+PULLS_CREATE: dict[str, Any] = {
+    "operationId": "pulls/create",
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "title": {"type": "string", "description": "Required unless `issue` is specified."},
+                        "head": {"type": "string", "description": "Branch with the changes (user:branch)."},
+                        "head_repo": {"type": "string", "format": "repo.nwo"},
+                        "base": {"type": "string", "description": "Branch to pull the changes into."},
+                        "body": {"type": "string"},
+                        "maintainer_can_modify": {"type": "boolean"},
+                        "draft": {"type": "boolean"},
+                        "issue": {"type": "integer", "format": "int64"},
+                    },
+                    "required": ["head", "base"],
+                }
+            }
+        },
+    },
+}
+EXTRA_OPS: list[tuple[str, str, dict[str, Any]]] = [("POST", "/repos/{owner}/{repo}/pulls", PULLS_CREATE)]
 
 
 @dataclass
@@ -83,11 +119,10 @@ class _FileInfo:
 def _load_spec(path: Path) -> tuple[dict[str, Any], list[tuple[str, re.Pattern[str], dict[str, Any]]]]:
     spec = json.loads(path.read_text())
     ops = []
-    for template, item in spec["paths"].items():
-        rx = re.compile("^" + re.sub(r"\{[^}]+\}", r"[^/]+", template) + "$")
-        for method, op in item.items():
-            if method != "parameters":
-                ops.append((method.upper(), rx, op))
+    items = [(m.upper(), t, op) for t, item in spec["paths"].items() for m, op in item.items()]
+    for method, template, op in [*items, *EXTRA_OPS]:
+        if method != "PARAMETERS":
+            ops.append((method, re.compile("^" + re.sub(r"\{[^}]+\}", r"[^/]+", template) + "$"), op))
     return spec, ops
 
 
@@ -137,11 +172,15 @@ class FakeGitHub:
         author: str = "contributor",
         read_only: bool = False,
         fork: bool = False,
+        head_ref: str = "feature",
+        remote: Path | None = None,
         spec_path: Path = SPEC_PATH,
     ) -> None:
         self.repo, self.pr_number = repo, pr_number
         self.title, self.body, self.author = title, body, author
         self.read_only, self.fork = read_only, fork
+        self.head_ref, self.remote = head_ref, remote
+        self.pulls_created: list[dict[str, Any]] = []
         self.reviews: list[dict[str, Any]] = []
         self.comments: list[dict[str, Any]] = []  # pull request review comments
         self.issue_comments: list[dict[str, Any]] = []
@@ -337,6 +376,7 @@ class FakeGitHub:
             ("PATCH", r"/check-runs/(\d+)", self._update_check_run),
             ("POST", r"/code-scanning/sarifs", self._upload_sarif),
             ("POST", r"/statuses/([0-9a-f]+)", lambda r, m: self._append(self.statuses, dict(r.body))),
+            ("POST", r"/pulls", self._create_pull),
         ]
         for method, rx, fn in routes:
             m = re.fullmatch(rx, path)
@@ -366,8 +406,8 @@ class FakeGitHub:
             "review_comments_url": self._api(f"/pulls/{n}/comments"),
             "head": {
                 "sha": self.head_sha,
-                "ref": "feature",
-                "label": "feature",
+                "ref": self.head_ref,
+                "label": self.head_ref,
                 "repo": {"full_name": head_repo, "fork": self.fork},
             },
             "base": {"sha": self.base_sha, "ref": "main", "label": "main", "repo": {"full_name": self.repo}},
@@ -618,3 +658,40 @@ class FakeGitHub:
             {"id": sid, "commit_sha": req.body["commit_sha"], "ref": req.body["ref"], "sarif": doc}
         )
         return 202, {}, {"id": sid, "url": self._api(f"/code-scanning/sarifs/{sid}")}
+
+    def _branch_exists(self, name: str) -> bool:
+        if self.remote is None:
+            return True
+        proc = subprocess.run(
+            ["git", "-C", str(self.remote), "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"],
+            capture_output=True,
+        )
+        return proc.returncode == 0
+
+    def _create_pull(self, req: Request, m: re.Match[str]) -> tuple[int, dict[str, str], Any]:
+        body = req.body
+        invalid = [f for f in ("head", "base") if not self._branch_exists(body[f])]
+        if invalid:
+            errors = [{"resource": "PullRequest", "field": f, "code": "invalid"} for f in invalid]
+            return 422, {}, {"message": "Validation Failed", "errors": errors, "documentation_url": DOCS}
+        owner = self.repo.split("/")[0]
+        pair = (body["head"], body["base"])
+        if any((p["head"]["ref"], p["base"]["ref"]) == pair for p in self.pulls_created):
+            message = f"A pull request already exists for {owner}:{body['head']}."
+            errors = [{"resource": "PullRequest", "code": "custom", "message": message}]
+            return 422, {}, {"message": "Validation Failed", "errors": errors, "documentation_url": DOCS}
+        number = self.pr_number + 1 + len(self.pulls_created)
+        pull = {
+            "number": number,
+            "state": "open",
+            "draft": bool(body.get("draft", False)),
+            "title": body.get("title", ""),
+            "body": body.get("body"),
+            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "html_url": f"https://github.example/{self.repo}/pull/{number}",
+            "url": self._api(f"/pulls/{number}"),
+            "head": {"ref": body["head"], "label": f"{owner}:{body['head']}"},
+            "base": {"ref": body["base"], "label": f"{owner}:{body['base']}"},
+        }
+        self.pulls_created.append(pull)
+        return 201, {}, pull

@@ -13,6 +13,7 @@ from bot.server.verify import github_signature
 from tests.fakes.github_api import FakeGitHub
 from tests.server.stack import (
     DIFF,
+    NEW_FILE,
     SECRET,
     RedisServer,
     Stack,
@@ -88,16 +89,6 @@ def test_owner_review_posts_a_review(stack: Stack, gh: FakeGitHub) -> None:
         {"content": x["content"], "subject_id": x["subject_id"]} for x in gh.reactions
     ]
     assert not gh.schema_errors
-
-
-NEW_FILE = """diff --git a/new.py b/new.py
-new file mode 100644
---- /dev/null
-+++ b/new.py
-@@ -0,0 +1,2 @@
-+import pickle
-+data = pickle.loads(blob)
-"""
 
 
 def test_incremental_review_reviews_only_the_new_commits(stack: Stack, gh: FakeGitHub) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from bot.server.forge_session import replied_to
 from tests.fakes.gitlab_api import TOKEN, FakeGitLab
-from tests.server.stack import DIFF, Stack, payload, wait_for
+from tests.server.stack import DIFF, NEW_FILE, Stack, payload, wait_for
 
 PROJECT, IID = "gitlab-org/gitlab-test", 1
 
@@ -23,7 +23,7 @@ def gl() -> Iterator[FakeGitLab]:
         diff_text=DIFF,
         base_sha="b" * 40,
         head_sha="a" * 40,
-        members={"developer": 30, "guest": 10},
+        members={"developer": 30, "reporter": 20, "guest": 10},
     ) as fake:
         yield fake
 
@@ -65,9 +65,38 @@ def test_developer_review_posts_discussions(stack: Stack, gl: FakeGitLab) -> Non
     assert not gl.violations
 
 
-def test_guest_is_refused_through_the_api(stack: Stack, gl: FakeGitLab) -> None:
+def test_incremental_review_reviews_only_the_new_commits(stack: Stack, gl: FakeGitLab) -> None:
+    """`/review -i` after a push: only the new version's hunks are reviewed; the earlier thread on app.py
+    (not re-reviewed) stays open; a second `-i` on the same head says there is nothing new."""
+    assert any(n["position"]["new_path"] == "app.py" for n in gl.diff_notes), "runs after the first review"
+    gl.push(DIFF + NEW_FILE, "c" * 40)
+    nid, body = note(gl, "/review -i", "developer")
+    assert stack.gitlab(body).status_code == 202
+    wait_for(
+        lambda: any("Incremental review" in n["body"] and "prereview:summary" in n["body"] for n in gl.notes),
+        60,
+        "the incremental summary\n" + stack.logs(),
+    )
+    [summary] = [n["body"] for n in gl.notes if "prereview:summary" in n["body"]]
+    assert "Reviewed 1 file(s)" in summary  # new.py only
+    paths = [n["position"]["new_path"] for n in gl.diff_notes]
+    assert paths.count("new.py") >= 1 and paths.count("app.py") == 1  # app.py: not posted again
+    assert not any(n["resolved"] for n in gl.diff_notes if n["position"]["new_path"] == "app.py")
+    assert all(
+        n["position"]["head_sha"] == "c" * 40 for n in gl.diff_notes if n["position"]["new_path"] == "new.py"
+    )
+    again, body = note(gl, "/review -i", "developer")
+    assert stack.gitlab(body).status_code == 202
+    wait_for(lambda: again in replies(gl), 60, "the nothing-new reply\n" + stack.logs())
+    reply = next(n["body"] for n in gl.notes if again in replied_to([n["body"]]))
+    assert reply.startswith(f"No new commits since the last review (`{'c' * 12}`)")
+    assert not gl.violations
+
+
+@pytest.mark.parametrize("user", ["guest", "reporter"])
+def test_below_developer_is_refused_through_the_api(stack: Stack, gl: FakeGitLab, user: str) -> None:
     before = sum(1 for d in gl.discussions for n in d["notes"] if n.get("position"))
-    nid, body = note(gl, "/review", "guest")
+    nid, body = note(gl, "/review", user)
     assert stack.gitlab(body).status_code == 202
     wait_for(lambda: nid in replies(gl), 60, "the refusal\n" + stack.logs())
     assert sum(1 for d in gl.discussions for n in d["notes"] if n.get("position")) == before
