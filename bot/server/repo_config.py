@@ -61,15 +61,25 @@ def _server_only(dotted: str) -> str | None:
     return None
 
 
+def _kept(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if _server_only(dotted) is None:
+            out[key] = _kept(value, dotted + ".") if isinstance(value, Mapping) else value
+    return out
+
+
 def merged(server: Config, data: Mapping[str, Any], source: str) -> Config:
-    """`data` (the repository's parsed `.prereview.yml`) over `server`; bad keys or values raise one line."""
-    repo = config_mod.build(data, source=source, env={})  # validates the file on its own first
-    out = server.model_dump()
-    for dotted in _leaves(data):
+    """`data` (the repository's parsed `.prereview.yml`) over `server`; bad keys or values raise one line
+    (except inside what is ignored anyway, e.g. a model section meant for the CLI)."""
+    for dotted in ignored(data):
         why = _server_only(dotted)
-        if why is not None:
-            log.warning("%s: ignored '%s' (%s: only the server's config sets it)", source, dotted, why)
-            continue
+        log.warning("%s: ignored '%s' (%s: only the server's config sets it)", source, dotted, why)
+    kept = _kept(data)
+    repo = config_mod.build(kept, source=source, env={})  # validates the file on its own first
+    out = server.model_dump()
+    for dotted in _leaves(kept):
         value = _get(repo, dotted)
         if dotted in AT_MOST_SERVER and value > _get(server, dotted):
             log.warning("%s: '%s' capped at the server's %s", source, dotted, _get(server, dotted))

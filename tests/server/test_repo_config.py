@@ -56,6 +56,8 @@ def test_tests_off_on_either_side_wins() -> None:
 def test_a_broken_repo_config_is_one_line_and_an_unreachable_repo_falls_back() -> None:
     with pytest.raises(PrereviewError, match=r"unknown key 'review.severity'"):
         repo_config.merged(Config(), {"review": {"severity": "high"}}, ".prereview.yml")
+    cli_only = {"model": {"n_ctx": "lots"}, "sandbox": {"backend": "chroot"}, "review": {"max_findings": 3}}
+    assert repo_config.merged(Config(), cli_only, ".prereview.yml").review.max_findings == 3  # ignored anyway
 
     def unreachable() -> str | None:
         raise PrereviewError("cannot read .prereview.yml at 0123456789ab: repository not found")
