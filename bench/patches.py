@@ -162,7 +162,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="at most N cases per dataset (0 = all)")
     ap.add_argument("--cases", nargs="+", help="only these case names")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
-    ap.add_argument("--candidates", type=int, default=3)
+    ap.add_argument("--candidates", type=int, default=Config().patches.candidates)
     ap.add_argument("--budget", type=float, default=900.0, help="seconds of proposing+verifying per case")
     ap.add_argument("--agent-steps", type=int, default=0, help="agent loop steps after failed single shots")
     ap.add_argument("--out", type=Path, help="append one JSON line per case here")

@@ -87,7 +87,11 @@ class SandboxConfig(_Section):
 
 class PatchesConfig(_Section):
     enabled: bool = True
-    candidates: int = Field(3, ge=1, description="Patch candidates tried per finding (temperature ladder)")
+    candidates: int = Field(
+        5,
+        ge=1,
+        description="Patch candidates per finding (temperature ladder; each sees why the last failed)",
+    )
     budget_seconds: float = Field(300.0, description="Time budget for proposing and verifying patches")
     agent_steps: int = Field(8, ge=0, description="Steps of the agent loop in `prereview fix` (0 = off)")
     fix_mode: Literal["suggest", "branch"] = Field(

@@ -33,6 +33,23 @@ SYSTEM = (
 )
 
 
+def insert_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"missing": {"type": "string", "maxLength": 600}},
+        "required": ["missing"],
+        "additionalProperties": False,
+    }
+
+
+def insert_ask(problem: Problem, text: str) -> str:
+    anchor = _target(text.split("\n"), problem.line)
+    return (
+        f'Code is missing right after the line "{anchor}". Return JSON {{"missing": ...}}: only the '
+        "line(s) to insert there, with their indentation."
+    )
+
+
 def patch_schema() -> dict[str, Any]:
     return {
         "type": "object",
@@ -75,6 +92,7 @@ class Problem:
     message: str
     failure: str = ""  # tail of the failing test output, if any
     hint: str = ""  # what the diff says about the line (e.g. that code was removed below it)
+    gap: bool = False  # the change removed code right below `line`: also ask for the missing line(s)
 
 
 def user_prompt(problem: Problem, text: str) -> str:
@@ -83,7 +101,7 @@ def user_prompt(problem: Problem, text: str) -> str:
     if len(lines) > EXCERPT_LINES:
         lo = max(0, problem.line - EXCERPT_LINES // 2)
         hi = min(len(lines), lo + EXCERPT_LINES)
-    target = lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else ""
+    target = _target(lines, problem.line)
     parts = [
         "<untrusted>",
         f"File {problem.path}" + (f" (lines {lo + 1}-{hi})" if (lo, hi) != (0, len(lines)) else "") + ":",
@@ -100,6 +118,18 @@ def user_prompt(problem: Problem, text: str) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _target(lines: list[str], line: int) -> str:
+    """The problem line's text; for a blank line (e.g. where code was deleted) the nearest code above."""
+    return _code_above(lines, line).strip()
+
+
+def _code_above(lines: list[str], line: int) -> str:
+    for n in range(min(line, len(lines)), 0, -1):
+        if lines[n - 1].strip():
+            return lines[n - 1]
+    return ""
+
+
 Feedback = Callable[[Patch], str]
 
 
@@ -113,10 +143,13 @@ def candidates(
     Only the last HISTORY exchanges are kept; the shared prefix keeps prompt evaluation incremental.
     """
     seen: set[tuple[int, int, tuple[str, ...]]] = set()
-    history: list[Message] = []
+    # code removed below the line: alternate asking for the missing line(s) and for a replacement
+    modes = ("insert", "replace") if problem.gap else ("replace",)
+    history: dict[str, list[Message]] = {m: [] for m in modes}
     for i in range(k):
-        temp = LADDER[min(i, len(LADDER) - 1)]
-        answer, patch, note = ask(model, problem, text, temp, history)
+        mode = modes[i % len(modes)]
+        temp = LADDER[min(i // len(modes), len(LADDER) - 1)]
+        answer, patch, note = ask(model, problem, text, temp, history[mode], mode=mode)
         if patch is not None:
             key = (patch.start, patch.end, patch.new_lines)
             if key in seen:
@@ -126,8 +159,9 @@ def candidates(
                 yield patch
                 note = feedback(patch) if feedback else ""
         if answer and note:
-            history = [*history, Message("assistant", answer), Message("user", f"{note}\n{ASK}")]
-            history = history[-2 * HISTORY :]
+            again = insert_ask(problem, text) if mode == "insert" else ASK
+            turns = [*history[mode], Message("assistant", answer), Message("user", f"{note}\n{again}")]
+            history[mode] = turns[-2 * HISTORY :]
 
 
 def ask(
@@ -137,14 +171,19 @@ def ask(
     temperature: float,
     history: list[Message] | None = None,
     max_tokens: int = 256,
+    mode: str = "replace",
 ) -> tuple[str, Patch | None, str]:
     """One candidate: (the model's answer, the patch or None when unusable, why it is unusable)."""
-    messages = [Message("system", SYSTEM), Message("user", user_prompt(problem, text)), *(history or [])]
-    completion = model.complete(
-        messages, schema=patch_schema(), max_tokens=max_tokens, temperature=temperature
-    )
+    task = user_prompt(problem, text)
+    if mode == "insert":
+        task = task.removesuffix(ASK) + insert_ask(problem, text)
+    messages = [Message("system", SYSTEM), Message("user", task), *(history or [])]
+    schema = insert_schema() if mode == "insert" else patch_schema()
+    completion = model.complete(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
     try:
         data = json.loads(completion.text)
+        if mode == "insert":
+            return completion.text, *_insertion(problem, text, str(data["missing"]), temperature)
         old, new = str(data["faulty"]), str(data["fixed"])
     except (json.JSONDecodeError, KeyError, TypeError):
         return "", None, ""
@@ -154,6 +193,22 @@ def ask(
     if old.strip() and old.strip() == new.strip():
         return completion.text, None, '"fixed" is the same as "faulty". Change the faulty line.'
     return completion.text, None, '"faulty" must be copied exactly from the file. Try again.'
+
+
+def _insertion(problem: Problem, text: str, missing: str, temperature: float) -> tuple[Patch | None, str]:
+    """Insert `missing` right below the problem line (where the change removed code)."""
+    lines = text.split("\n")
+    new = _trim(missing.split("\n"))
+    if not 0 < problem.line <= len(lines) or not new or len(new) > MAX_OLD_LINES:
+        return None, '"missing" must hold the line(s) to insert.'
+    at = lines[problem.line - 1]
+    if [ln.strip() for ln in new] in ([at.strip()], [_target(lines, problem.line)]):
+        return None, '"missing" repeats the line above the gap; give the line that is missing.'
+    indent = _indent(_code_above(lines, problem.line))
+    if not _indent(new[0]) and indent:  # unindented: align with the code above
+        new = [indent + ln for ln in new]
+    patch = Patch(problem.path, problem.line, problem.line, (at, *new), (at,), temperature)
+    return patch, ""
 
 
 def locate(problem: Problem, text: str, old: str, new: str, temperature: float = 0.0) -> Patch | None:

@@ -212,7 +212,8 @@ class PatchStage:
         problem = propose.Problem(
             f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
         )
-        problem = replace(problem, hint=_deleted_hint(self.change.diff_text, f))
+        hint = _deleted_hint(self.change.diff_text, f)
+        problem = replace(problem, hint=hint, gap=bool(hint))
         breakage = self.breakage if broke else None
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}

@@ -80,7 +80,7 @@ class Recorder:
         return len(text) // 4
 
     def complete(self, messages, *, schema=None, max_tokens, temperature=0.0):
-        assert schema == propose.patch_schema()
+        assert schema in (propose.patch_schema(), propose.insert_schema())
         self.temperatures.append(temperature)
         self.prompts.append(list(messages))
         return Completion(self.answers.pop(0), "stop", 1, 1, 0.0)
@@ -117,6 +117,27 @@ def test_each_request_sees_what_became_of_the_earlier_answers():
     assert "copied exactly" in model.prompts[2][-1].content
     assert "already tested" in model.prompts[3][-1].content
     assert len(model.prompts[3]) == 2 + 2 * propose.HISTORY  # bounded history
+
+
+GAP = "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x)\n\n    return out\n"
+
+
+def test_code_removed_below_the_line_alternates_insertions_and_replacements():
+    # the change deleted a line after the blank line 5: ask for the missing line(s) there, too
+    echo = json.dumps({"missing": "        out.append(x)"})  # the line above the gap: unusable
+    insert = json.dumps({"missing": "out.append(0)"})  # unindented: aligned with the code above
+    replace = json.dumps({"faulty": "        out.append(x)", "fixed": "        out.append(x + 1)"})
+    model = Recorder([echo, replace, insert])
+    problem = propose.Problem("m.py", 5, "bug", gap=True)
+    got = list(propose.candidates(model, problem, GAP, k=3, feedback=lambda p: "tests failed"))
+    assert [(c.start, c.new_lines) for c in got] == [
+        (4, ("        out.append(x + 1)",)),
+        (5, ("", "        out.append(0)")),
+    ]
+    assert got[1].apply(GAP).split("\n")[4:7] == ["", "        out.append(0)", "    return out"]
+    assert 'missing right after the line "out.append(x)"' in model.prompts[0][1].content
+    assert "repeats the line above" in model.prompts[2][-1].content  # the insert conversation's feedback
+    assert model.temperatures == [0.0, 0.0, propose.LADDER[1]]
 
 
 def test_prompt_marks_untrusted_text_and_the_problem_line():
