@@ -66,6 +66,10 @@ class ScannersConfig(_Section):
     )
     timeout: float = Field(120.0, description="Seconds one scanner may run")
     explain_scanner_findings: bool = Field(False, description="Model explains scanner hits in plain words")
+    plausibility: bool = Field(
+        True,
+        description="Model findings outside bug/security are advisory (low); a CWE needs its sink nearby",
+    )
     self_verify: bool = Field(True, description="A second, short model check confirms or downgrades findings")
     verify_categories: list[str] = Field(
         default_factory=lambda: ["security", "bug"], description="Model finding categories self_verify checks"

@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 
-from . import analyze, context
+from . import analyze, context, plausible
 from .config import Config
 from .diff import Diff, parse
 from .models import Message, Model
@@ -160,8 +160,16 @@ def after_model(
 ) -> Review:
     """Merge, self-verify the model's findings, explain scanner hits when asked, then rank and cap again."""
     diff = parse(diff_text)
-    findings = merge(list(review.findings))
     sc = cfg.scanners
+    findings = list(review.findings)
+    if sc.plausibility:
+        heads: dict[str, list[str] | None] = {}
+        for f in findings:
+            if f.path not in heads:
+                text = read_head(f.path)
+                heads[f.path] = text.split("\n") if text is not None else None
+        findings = [plausible.check(f, heads[f.path]) for f in findings]
+    findings = merge(findings)
     floor = severity_rank("medium")
     todo_verify = [
         f

@@ -1,0 +1,82 @@
+"""Cheap, deterministic sanity checks of the model's own findings, before the model re-checks them.
+
+A 1.5B model labels findings by reflex: "security, CWE-89" on arithmetic, "high" on a performance
+remark. Two rules, both about what the code around the finding can support, never about a dataset:
+
+- Only bug and security findings may block: a model finding of another category (performance,
+  maintainability, test) is advisory and capped at `low`.
+- A security finding whose CWE names a kind of sink (SQL, shell, HTML, paths, deserialization,
+  credentials, ...) needs a sign of that sink in the lines around it; without one the claim is
+  downgraded to `low`, with the reason as evidence. CWEs outside the table are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .types import Finding, severity_rank
+
+BLOCKING_CATEGORIES = ("bug", "security")
+WINDOW = 3  # lines above and below the finding that count as "around" it
+
+# CWE -> (what the sink is, in words; a pattern for a sign of it in code)
+SINKS: dict[str, tuple[str, re.Pattern[str]]] = {
+    "CWE-89": (
+        "SQL",
+        re.compile(
+            r"\b(select|insert|update|delete|where|execute|executemany|query|cursor|sql|raw|filter|extra)\b",
+            re.I,
+        ),
+    ),
+    "CWE-78": (
+        "a command runner",
+        re.compile(r"\b(system|popen|subprocess|spawn|exec\w*|call|run|shell|command|cmd|sh)\b", re.I),
+    ),
+    "CWE-79": (
+        "HTML output",
+        re.compile(
+            r"(<\w|\b(html|markup|mark_safe|safe|escape|render|template|response|format_html|innerhtml|"
+            r"write|jinja|autoescape|href|url)\b)",
+            re.I,
+        ),
+    ),
+    "CWE-22": (
+        "a file path",
+        re.compile(r"\b(path|open|file\w*|dir\w*|join|send_file|read|write|os|folder|name|abspath)\b", re.I),
+    ),
+    "CWE-502": (
+        "deserialization",
+        re.compile(
+            r"\b(pickle|cpickle|marshal|yaml|shelve|loads?|unserialize|deserializ\w*|jsonpickle)\b", re.I
+        ),
+    ),
+    "CWE-798": (
+        "a credential",
+        re.compile(r"(password|passwd|secret|token|api_?key|credential|auth|private_key|\bkey\b)", re.I),
+    ),
+    "CWE-327": (
+        "cryptography",
+        re.compile(r"\b(md5|sha1|des|rc4|ecb|cipher|crypt\w*|hash\w*|hmac|ssl|tls|random)\b", re.I),
+    ),
+    "CWE-611": ("XML parsing", re.compile(r"\b(xml|etree|lxml|sax|minidom|parse\w*|dtd|entity)\b", re.I)),
+    "CWE-918": (
+        "an outgoing request",
+        re.compile(r"\b(requests?|urlopen|http\w*|url\w*|fetch|get|post)\b", re.I),
+    ),
+    "CWE-601": ("a redirect", re.compile(r"\b(redirect\w*|location|url\w*|next|return_to)\b", re.I)),
+}
+
+
+def check(f: Finding, head_lines: list[str] | None) -> Finding:
+    """The finding, downgraded to `low` (with the reason as evidence) when the code cannot support it."""
+    if f.source != "model" or severity_rank(f.severity) <= severity_rank("low"):
+        return f
+    if f.category not in BLOCKING_CATEGORIES:
+        return f.with_(severity="low", evidence=f"advisory: a {f.category} remark, not a defect")
+    if f.category != "security" or not f.cwe or f.cwe not in SINKS or head_lines is None:
+        return f
+    what, sign = SINKS[f.cwe]
+    lo, hi = max(0, f.line - 1 - WINDOW), min(len(head_lines), f.last_line + WINDOW)
+    if any(sign.search(ln) for ln in head_lines[lo:hi]):
+        return f
+    return f.with_(severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line")

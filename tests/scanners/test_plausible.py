@@ -1,0 +1,58 @@
+"""The deterministic sanity checks of the model's own findings (bot/plausible.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot import plausible
+from bot.types import Finding
+
+CODE = [
+    "def total(xs):",
+    "    s = 0",
+    "    for x in xs:",
+    "        s += x",
+    "    return s + 1",
+    "",
+    "",
+    "def find(db, name):",
+    "    return db.execute(\"SELECT * FROM t WHERE n = '%s'\" % name)",
+]
+
+
+def model(
+    line: int, category: str = "security", cwe: str | None = "CWE-89", severity: str = "high"
+) -> Finding:
+    return Finding("m.py", line, "claim", severity, category, cwe=cwe)
+
+
+def test_a_cwe_without_its_sink_nearby_is_downgraded_with_the_reason():
+    f = plausible.check(model(5), CODE)
+    assert f.severity == "low" and "CWE-89 needs SQL" in (f.evidence or "")
+
+
+def test_a_cwe_with_its_sink_nearby_stands():
+    assert plausible.check(model(9), CODE).severity == "high"
+
+
+@pytest.mark.parametrize("category", ["performance", "maintainability", "test"])
+def test_other_categories_are_advisory(category):
+    f = plausible.check(model(5, category=category, cwe=None, severity="medium"), CODE)
+    assert f.severity == "low" and category in (f.evidence or "")
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        model(5, category="bug", cwe=None),  # a bug claim: left to the model's self-check
+        model(5, cwe="CWE-1333"),  # a CWE outside the table
+        model(5, cwe=None),  # security without a CWE
+        Finding("m.py", 5, "bandit says", "high", "security", cwe="CWE-89", source="bandit"),  # scanners
+    ],
+)
+def test_left_alone(f):
+    assert plausible.check(f, CODE) == f
+
+
+def test_unknown_file_text_leaves_security_claims_alone():
+    assert plausible.check(model(5), None).severity == "high"
