@@ -90,12 +90,9 @@ def verify(
     return Verdict(patch, ok, reason, after)
 
 
-def feedback(verdict: Verdict, chars: int = 600) -> str:
-    """What the model is told about a rejected candidate before it tries again."""
-    text = f"That fix was applied and the tests were run: {verdict.reason}."
-    if verdict.run is not None and not verdict.run.ok:
-        text += f"\nTest output (end):\n{testrun.failure_excerpt(verdict.run.output, chars)}"
-    return text + "\nPropose a different fix."
+def feedback(verdict: Verdict) -> str:
+    """Why the tests rejected a candidate, as the next request lists it."""
+    return verdict.reason
 
 
 def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:

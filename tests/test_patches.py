@@ -90,33 +90,36 @@ def test_candidates_climb_the_temperature_ladder_and_skip_duplicates():
     same = json.dumps({"faulty": "    return x - 1", "fixed": "    return x + 1"})
     other = json.dumps({"faulty": "    return x - 1", "fixed": "    return 1 - x"})
     model = Recorder([same, "not json", same, other])
-    got = list(propose.candidates(model, propose.Problem("m.py", 8, "bug"), TEXT, k=4))
+    got = list(propose.candidates(model, propose.Problem("m.py", 8, "bug"), TEXT, k=2))
     assert [c.new_lines for c in got] == [("    return x + 1",), ("    return 1 - x",)]
+    # unusable answers and repeats cost a request, not a candidate; k=2 allows 4 requests
     assert model.temperatures == list(propose.LADDER[:4])
     assert [c.temperature for c in got] == [propose.LADDER[0], propose.LADDER[3]]
 
 
-def test_each_request_sees_what_became_of_the_earlier_answers():
+def test_at_most_asks_per_candidate_requests():
+    noop = json.dumps({"faulty": "    return x - 1", "fixed": "    return x - 1"})
+    model = Recorder([noop] * 10)
+    assert list(propose.candidates(model, propose.Problem("m.py", 8, "bug"), TEXT, k=3)) == []
+    assert len(model.prompts) == propose.ASKS_PER_CANDIDATE * 3
+
+
+def test_later_requests_list_the_fixes_the_tests_rejected():
     first = json.dumps({"faulty": "    return x - 1", "fixed": "    return x + 1"})
     bad_quote = json.dumps({"faulty": "    return y", "fixed": "    return z"})
     second = json.dumps({"faulty": "    return x - 1", "fixed": "    return x"})
-    model = Recorder([first, bad_quote, first, second])
+    model = Recorder([first, bad_quote, second])
     got = list(
         propose.candidates(
-            model,
-            propose.Problem("m.py", 8, "bug"),
-            TEXT,
-            k=4,
-            feedback=lambda p: f"tests failed for {p.suggestion}",
+            model, propose.Problem("m.py", 8, "bug"), TEXT, k=2, feedback=lambda p: "tests still failing"
         )
     )
     assert [c.suggestion for c in got] == ["    return x + 1", "    return x"]
-    assert len(model.prompts[0]) == 2  # system + task
-    assert [m.role for m in model.prompts[1][2:]] == ["assistant", "user"]
-    assert model.prompts[1][3].content.startswith("tests failed for     return x + 1\n")
-    assert "copied exactly" in model.prompts[2][-1].content
-    assert "already tested" in model.prompts[3][-1].content
-    assert len(model.prompts[3]) == 2 + 2 * propose.HISTORY  # bounded history
+    assert all(len(p) == 2 for p in model.prompts)  # independent requests: system + task
+    assert "Already tried" not in model.prompts[0][1].content
+    for prompt in model.prompts[1:]:
+        assert "- `return x + 1`: tests still failing" in prompt[1].content
+        assert prompt[1].content.endswith(propose.ASK)
 
 
 GAP = "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x)\n\n    return out\n"
@@ -129,14 +132,13 @@ def test_code_removed_below_the_line_alternates_insertions_and_replacements():
     replace = json.dumps({"faulty": "        out.append(x)", "fixed": "        out.append(x + 1)"})
     model = Recorder([echo, replace, insert])
     problem = propose.Problem("m.py", 5, "bug", gap=True)
-    got = list(propose.candidates(model, problem, GAP, k=3, feedback=lambda p: "tests failed"))
+    got = list(propose.candidates(model, problem, GAP, k=2, feedback=lambda p: "tests failed"))
     assert [(c.start, c.new_lines) for c in got] == [
         (4, ("        out.append(x + 1)",)),
         (5, ("", "        out.append(0)")),
     ]
     assert got[1].apply(GAP).split("\n")[4:7] == ["", "        out.append(0)", "    return out"]
     assert 'missing right after the line "out.append(x)"' in model.prompts[0][1].content
-    assert "repeats the line above" in model.prompts[2][-1].content  # the insert conversation's feedback
     assert model.temperatures == [0.0, 0.0, propose.LADDER[1]]
 
 
