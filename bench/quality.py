@@ -301,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.report:
         rows = [json.loads(x) for f in args.report for x in f.read_text().splitlines() if x.strip()]
+        rows = list({_key(r): r for r in rows}.values())  # a change in several files counts once (last)
         if args.common:
             other = {_key(json.loads(x)) for x in args.common.read_text().splitlines() if x.strip()}
             rows = [r for r in rows if _key(r) in other]
