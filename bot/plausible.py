@@ -8,6 +8,8 @@ remark. Two rules, both about what the code around the finding can support, neve
 - A security finding whose CWE names a kind of sink (SQL, shell, HTML, paths, deserialization,
   credentials, ...) needs a sign of that sink in the lines around it; without one the claim is
   downgraded to `low`, with the reason as evidence. CWEs outside the table are left alone.
+- Injection into SQL (CWE-89) also needs text being *built* near the line (`"..." % x`, `+`,
+  `.format(`, an f-string, `join(`): a query whose values travel as parameters cannot be injected.
 """
 
 from __future__ import annotations
@@ -67,6 +69,15 @@ SINKS: dict[str, tuple[str, re.Pattern[str]]] = {
 }
 
 
+# CWE -> (what must be seen as well, a pattern for it)
+BUILT: dict[str, tuple[str, re.Pattern[str]]] = {
+    "CWE-89": (
+        "a query built from strings",
+        re.compile(r"""(["']\s*%\s*[\w(\[{]|["']\s*\+|\+\s*["']|\.format\(|\b[fF]["']|\bjoin\(|\|\|)"""),
+    ),
+}
+
+
 def check(f: Finding, head_lines: list[str] | None) -> Finding:
     """The finding, downgraded to `low` (with the reason as evidence) when the code cannot support it."""
     if f.source != "model" or severity_rank(f.severity) <= severity_rank("low"):
@@ -77,6 +88,14 @@ def check(f: Finding, head_lines: list[str] | None) -> Finding:
         return f
     what, sign = SINKS[f.cwe]
     lo, hi = max(0, f.line - 1 - WINDOW), min(len(head_lines), f.last_line + WINDOW)
-    if any(sign.search(ln) for ln in head_lines[lo:hi]):
-        return f
-    return f.with_(severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line")
+    near = head_lines[lo:hi]
+    if not any(sign.search(ln) for ln in near):
+        return f.with_(
+            severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line"
+        )
+    built = BUILT.get(f.cwe)
+    if built is not None and not any(built[1].search(ln) for ln in near):
+        return f.with_(
+            severity="low", evidence=f"not confirmed: {f.cwe} needs {built[0]}, and none is near the line"
+        )
+    return f

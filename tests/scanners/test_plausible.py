@@ -56,3 +56,21 @@ def test_left_alone(f):
 
 def test_unknown_file_text_leaves_security_claims_alone():
     assert plausible.check(model(5), None).severity == "high"
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("    return db.execute(\"SELECT * FROM t WHERE n = '%s'\" % name)", "high"),
+        ('    return db.execute("SELECT * FROM t WHERE n = " + name)', "high"),
+        ('    return db.execute(f"SELECT * FROM t WHERE n = {name}")', "high"),
+        ('    return db.execute("SELECT * FROM t WHERE n = %s", (name,))', "low"),  # parameters
+        ('    return db.execute("SELECT * FROM t WHERE n = ?", [name])', "low"),
+    ],
+)
+def test_sql_injection_needs_a_query_built_from_strings(line, severity):
+    code = ["def find(db, name):", line]
+    f = plausible.check(model(2), code)
+    assert f.severity == severity
+    if severity == "low":
+        assert "built from strings" in (f.evidence or "")
