@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -151,13 +152,17 @@ BASELINE_SYSTEM = (
 
 
 def run_baseline(
-    change: ChangeRequest, cfg: Any, lazy: runner.LazyModel
+    change: ChangeRequest, cfg: Any, lazy: runner.LazyModel, prompt: str = "plain"
 ) -> tuple[list[Finding], dict[str, Any]]:
     """One prompt with the raw diff: no scanners, no enclosing-function context, no verification."""
     model: Model = lazy()
     diff = parse(change.diff_text)
     schema = analyze.findings_schema()
-    messages = [Message("system", BASELINE_SYSTEM), Message("user", change.diff_text)]
+    if prompt == "review":  # prereview's own system prompt, still one request on the raw diff
+        system, user = analyze.system_prompt(), f"{change.diff_text}\nReturn the findings as JSON."
+    else:
+        system, user = BASELINE_SYSTEM, change.diff_text
+    messages = [Message("system", system), Message("user", user)]
     completion = model.complete(
         messages, schema=schema, max_tokens=cfg.review.max_new_tokens, temperature=0.0
     )
@@ -277,6 +282,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--full", action="store_true", help="every case (same as --limit 0)")
     ap.add_argument("--extra", action="store_true", help="include secfix cases marked extra")
     ap.add_argument("--baseline", action="store_true", help="single prompt, same model, no pipeline extras")
+    ap.add_argument(
+        "--baseline-prompt",
+        choices=["plain", "review"],
+        default="plain",
+        help="baseline system prompt: a plain reviewer instruction, or prereview's own review prompt",
+    )
     ap.add_argument("--model", help="catalog name or .gguf path (default: the config's, qwen2.5-coder-1.5b)")
     ap.add_argument("--config", type=Path, help="a .prereview.yml to review with")
     ap.add_argument("--out", type=Path, help="JSONL of per-change results (appended; --resume skips done)")
@@ -331,7 +342,11 @@ def main(argv: list[str] | None = None) -> None:
             "scanners.self_verify": False,
         }
     cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
-    mode = "baseline" if args.baseline else "pipeline"
+    mode = (
+        ("baseline" if args.baseline_prompt == "plain" else "baseline-review")
+        if args.baseline
+        else "pipeline"
+    )
     out = args.out or ROOT / "bench" / "out" / f"quality-{mode}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = set()
@@ -340,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
         rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
         done = {(r["dataset"], r["case"], r["kind"]) for r in rows}
     lazy = runner.LazyModel(cfg, runner.Quiet())
-    review = run_baseline if args.baseline else run_pipeline
+    review = partial(run_baseline, prompt=args.baseline_prompt) if args.baseline else run_pipeline
     print(f"{mode}: {len(todo)} changes, model {cfg.model.name}, results -> {out}", file=sys.stderr)
     with out.open("a") as sink:
         for i, c in enumerate(todo, 1):
