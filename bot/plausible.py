@@ -86,16 +86,11 @@ def check(f: Finding, head_lines: list[str] | None) -> Finding:
         return f.with_(severity="low", evidence=f"advisory: a {f.category} remark, not a defect")
     if f.category != "security" or not f.cwe or f.cwe not in SINKS or head_lines is None:
         return f
-    what, sign = SINKS[f.cwe]
     lo, hi = max(0, f.line - 1 - WINDOW), min(len(head_lines), f.last_line + WINDOW)
     near = head_lines[lo:hi]
-    if not any(sign.search(ln) for ln in near):
-        return f.with_(
-            severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line"
-        )
-    built = BUILT.get(f.cwe)
-    if built is not None and not any(built[1].search(ln) for ln in near):
-        return f.with_(
-            severity="low", evidence=f"not confirmed: {f.cwe} needs {built[0]}, and none is near the line"
-        )
+    for what, sign in (SINKS[f.cwe], *([BUILT[f.cwe]] if f.cwe in BUILT else [])):
+        if not any(sign.search(ln) for ln in near):
+            return f.with_(
+                severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line"
+            )
     return f

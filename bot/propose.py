@@ -95,7 +95,8 @@ class Problem:
     gap: bool = False  # the change removed code right below `line`: also ask for the missing line(s)
 
 
-def user_prompt(problem: Problem, text: str) -> str:
+def user_prompt(problem: Problem, text: str, failed: list[str] | None = None, ask: str = ASK) -> str:
+    """The request: the file, the problem, the fixes the tests already rejected, then what to return."""
     lines = text.split("\n")
     lo, hi = 0, len(lines)
     if len(lines) > EXCERPT_LINES:
@@ -114,7 +115,10 @@ def user_prompt(problem: Problem, text: str) -> str:
     ]
     if problem.failure.strip():
         parts += ["Failing test output (end):", "```", problem.failure.strip()[-FAILURE_CHARS:], "```"]
-    parts += ["</untrusted>", ASK]
+    parts.append("</untrusted>")
+    if failed:
+        parts += ["Already tried, and rejected by the tests (propose something else):", *failed]
+    parts.append(ask)
     return "\n".join(p for p in parts if p)
 
 
@@ -175,12 +179,7 @@ def ask(
     mode: str = "replace",
 ) -> Patch | None:
     """One candidate, or None when the model's answer is unusable (bad JSON, quote not in the file, no-op)."""
-    task = user_prompt(problem, text).removesuffix(ASK)
-    if failed:
-        task += (
-            "Already tried, and rejected by the tests (propose something else):\n" + "\n".join(failed) + "\n"
-        )
-    task += insert_ask(problem, text) if mode == "insert" else ASK
+    task = user_prompt(problem, text, failed, insert_ask(problem, text) if mode == "insert" else ASK)
     messages = [Message("system", SYSTEM), Message("user", task)]
     schema = insert_schema() if mode == "insert" else patch_schema()
     completion = model.complete(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)

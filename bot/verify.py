@@ -90,11 +90,6 @@ def verify(
     return Verdict(patch, ok, reason, after)
 
 
-def feedback(verdict: Verdict) -> str:
-    """Why the tests rejected a candidate, as the next request lists it."""
-    return verdict.reason
-
-
 def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
     """The finding, moved onto the lines the patch replaces, carrying the verified replacement."""
     p = verdict.patch
@@ -215,9 +210,7 @@ class PatchStage:
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         for i, patch in enumerate(
-            propose.candidates(
-                model, problem, text, self.cfg.patches.candidates, lambda p: feedback(tested[p])
-            ),
+            propose.candidates(model, problem, text, self.cfg.patches.candidates, lambda p: tested[p].reason),
             1,
         ):
             progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
