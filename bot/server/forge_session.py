@@ -56,9 +56,29 @@ class ForgeSession(Protocol):
     def open_draft(self, branch: str, target: str, title: str, body: str) -> str: ...
 
 
-class GitHubSession:
+class _GitOverHttps:
+    """clone / base_file / push over the session's git URL, authenticated with its token."""
+
+    _git_user: str
+    _token: str | None
+
+    def _git_url(self) -> str:
+        raise NotImplementedError
+
+    def clone(self, shas: list[str], dest: Path) -> Path:
+        return checkout(self._git_url(), shas, dest, user=self._git_user, token=self._token)
+
+    def base_file(self, sha: str, path: str, dest: Path) -> str | None:
+        return read_file(self._git_url(), sha, path, dest, user=self._git_user, token=self._token)
+
+    def push(self, repo: Path, sha: str, branch: str) -> None:
+        push(repo, self._git_url(), sha, branch, user=self._git_user, token=self._token)
+
+
+class GitHubSession(_GitOverHttps):
     incremental = True
     kind = "PR"
+    _git_user = "x-access-token"
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         self.job, self.cfg, self._secrets = job, cfg, secrets
@@ -115,19 +135,10 @@ class GitHubSession:
         _ = self.api  # makes sure the token exists
         return f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
 
-    def clone(self, shas: list[str], dest: Path) -> Path:
-        return checkout(self._git_url(), shas, dest, user="x-access-token", token=self._token)
-
-    def base_file(self, sha: str, path: str, dest: Path) -> str | None:
-        return read_file(self._git_url(), sha, path, dest, user="x-access-token", token=self._token)
-
     def head_branch(self) -> HeadBranch:
         head = self.api.pull(self.job.number).head
         full_name = head.repo.full_name if head.repo is not None else ""
         return HeadBranch(head.ref, full_name.lower() == self.job.repo.lower())
-
-    def push(self, repo: Path, sha: str, branch: str) -> None:
-        push(repo, self._git_url(), sha, branch, user="x-access-token", token=self._token)
 
     def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
         """A draft PR from `branch` into `target` (both in this repository); its address."""
@@ -191,9 +202,10 @@ def _github_token(job: Job, cfg: Config, secrets: Secrets) -> str:
 DEVELOPER = 30  # GitLab access levels: 10 guest, 20 reporter, 30 developer, 40 maintainer, 50 owner
 
 
-class GitLabSession:
+class GitLabSession(_GitOverHttps):
     incremental = True
     kind = "MR"
+    _git_user = "oauth2"
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         from ..forges.gitlab import GitLabForge
@@ -243,19 +255,10 @@ class GitLabSession:
         base = self.cfg.server.gitlab_git_url or api_root(self.cfg.server.gitlab_url)
         return f"{base.rstrip('/')}/{self.job.repo}.git"
 
-    def clone(self, shas: list[str], dest: Path) -> Path:
-        return checkout(self._git_url(), shas, dest, user="oauth2", token=self._token)
-
-    def base_file(self, sha: str, path: str, dest: Path) -> str | None:
-        return read_file(self._git_url(), sha, path, dest, user="oauth2", token=self._token)
-
     def head_branch(self) -> HeadBranch:
         mr = self.forge.merge_request(self.job.number)
         same = mr.get("source_project_id") == mr.get("target_project_id")
         return HeadBranch(str(mr.get("source_branch") or ""), same)
-
-    def push(self, repo: Path, sha: str, branch: str) -> None:
-        push(repo, self._git_url(), sha, branch, user="oauth2", token=self._token)
 
     def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
         """A draft MR ("Draft: " title) from `branch` into `target`; its address."""
