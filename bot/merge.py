@@ -19,7 +19,8 @@ from .types import Finding, Review, severity_rank
 FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
 
-_PRIORITY = {"secrets": 0, "semgrep": 1, "bandit": 2}  # among scanners, the more specific rule wins
+# among scanners, the more specific rule wins
+_PRIORITY = {"secrets": 0, "semgrep": 1, "bandit": 2, "safeguards": 3}
 
 
 def strength(f: Finding) -> tuple[int, int]:

@@ -1,10 +1,14 @@
 """Cheap, deterministic sanity checks of the model's own findings, before the model re-checks them.
 
 A 1.5B model labels findings by reflex: "security, CWE-89" on arithmetic, "high" on a performance
-remark. Two rules, both about what the code around the finding can support, never about a dataset:
+remark. The rules are about what the labels and the code around a finding can support, never about a
+dataset:
 
 - Only bug and security findings may block: a model finding of another category (performance,
   maintainability, test) is advisory and capped at `low`.
+- A security finding must name a CWE that can label a weakness in that file (bot/cwe.py): not an id
+  the CWE list lacks, not a category or view, not deprecated, not a C/C++-only weakness on Python.
+  A model that invents the label has not recognised the weakness either.
 - A security finding whose CWE names a kind of sink (SQL, shell, HTML, paths, deserialization,
   credentials, ...) needs a sign of that sink in the lines around it; without one the claim is
   downgraded to `low`, with the reason as evidence. CWEs outside the table are left alone.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from . import cwe
 from .types import Finding, severity_rank
 
 BLOCKING_CATEGORIES = ("bug", "security")
@@ -84,7 +89,12 @@ def check(f: Finding, head_lines: list[str] | None) -> Finding:
         return f
     if f.category not in BLOCKING_CATEGORIES:
         return f.with_(severity="low", evidence=f"advisory: a {f.category} remark, not a defect")
-    if f.category != "security" or not f.cwe or f.cwe not in SINKS or head_lines is None:
+    if f.category != "security" or not f.cwe:
+        return f
+    why = cwe.unusable(f.cwe, f.path)
+    if why:
+        return f.with_(severity="low", evidence=f"not confirmed: {why}")
+    if f.cwe not in SINKS or head_lines is None:
         return f
     lo, hi = max(0, f.line - 1 - WINDOW), min(len(head_lines), f.last_line + WINDOW)
     near = head_lines[lo:hi]

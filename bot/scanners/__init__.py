@@ -1,4 +1,5 @@
-"""Deterministic finding sources beside the model: secrets, bandit, semgrep with the rules in bot/rules."""
+"""Deterministic finding sources beside the model: secrets, bandit, semgrep with the rules in bot/rules,
+and the safeguards a change deletes (safeguards.py, read from the diff itself)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 from ..config import ScannersConfig
 from ..diff import Diff
 from ..types import Finding
+from . import safeguards
 
 FileReader = Callable[[str], "str | None"]
 
@@ -183,4 +185,5 @@ class Scan:
     def __call__(self, diff: Diff) -> list[Finding]:
         result = run(changed_files(diff, self.read_head, self.read_base), self.cfg)
         self.notes = result.notes
-        return [self.mask(f) for f in result.findings]
+        found = list(result.findings) + (safeguards.scan(diff) if self.cfg.safeguards else [])
+        return [self.mask(f) for f in found]

@@ -74,3 +74,23 @@ def test_sql_injection_needs_a_query_built_from_strings(line, severity):
     assert f.severity == severity
     if severity == "low":
         assert "built from strings" in (f.evidence or "")
+
+
+@pytest.mark.parametrize(
+    ("cwe", "why"),
+    [
+        ("CWE-2001", "not in the CWE list"),
+        ("CWE-310", "category (Cryptographic Issues), not a weakness"),
+        ("CWE-2000", "view (Comprehensive CWE Dictionary), not a weakness"),
+        ("CWE-264", "category"),
+        ("CWE-787", "applies to C, C++ and assembly code only"),
+    ],
+)
+def test_a_cwe_that_cannot_label_a_weakness_in_the_file_is_downgraded(cwe, why):
+    f = plausible.check(model(9, cwe=cwe), CODE)
+    assert f.severity == "low" and why in (f.evidence or "")
+
+
+def test_a_c_only_weakness_stands_on_c_code():
+    f = Finding("buf.c", 9, "claim", "high", "security", cwe="CWE-787")
+    assert plausible.check(f, CODE).severity == "high"

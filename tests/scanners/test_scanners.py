@@ -157,3 +157,18 @@ def test_a_scanner_that_times_out_is_a_note(make_repo, monkeypatch) -> None:
     repo = make_repo({"app.py": BASE}, {"app.py": HEAD})
     result = scan_change(repo, cfg(secrets=False, patterns=False, timeout=0.5))
     assert result.findings == () and "ran over 0.5s" in result.notes[0]
+
+
+def test_the_scan_reports_removed_safeguards_unless_switched_off(make_repo) -> None:
+    base = "from html import escape\n\n\ndef show(name):\n    return '<b>' + escape(name) + '</b>'\n"
+    head = base.replace("escape(name)", "name")
+    repo = make_repo({"app.py": base}, {"app.py": head})
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+
+    def scan(**kw: object) -> list:
+        off = {"secrets": False, "bandit": False, "patterns": False}
+        return Scan(cfg(**off, **kw), lambda p: head, lambda p: base)(parse(change.diff_text))
+
+    [f] = scan()
+    assert (f.source, f.cwe, f.line) == ("safeguards", "CWE-79", 5)
+    assert scan(safeguards=False) == []
