@@ -122,6 +122,8 @@ def run_case(dataset: str, case: str, model: Any, args: argparse.Namespace, tmp:
         row["ok"] = independent_check(repo, files, info["test_cmd"])
         row["touches_tests"] = any(testrun.is_test_path(p) for p in files)
         row["ok"] = row["ok"] and not row["touches_tests"]
+        # a patch that puts the changed lines back exactly as they were at base (an honest revert)
+        row["restores_base"] = all(git.show(repo, change.base_sha, p) == t for p, t in files.items())
     return row
 
 
@@ -151,6 +153,8 @@ def report(rows: list[dict[str, Any]]) -> None:
             f"  agent rescues: {sum(1 for r in ok if r.get('agent'))}"
             f"  mean candidates tried per case: {statistics.mean(r['candidates'] for r in rs):.1f}"
         )
+        reverts = sum(bool(r.get("restores_base")) for r in ok)
+        print(f"  verified patches that restore the base text exactly: {reverts}")
         failed = [r["case"] for r in rs if not r["ok"]]
         if failed:
             print(f"  not fixed: {', '.join(failed)}")

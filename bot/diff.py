@@ -180,6 +180,20 @@ def render_hunk(f: FileDiff, hunk: Hunk) -> str:
     return "\n".join(rows)
 
 
+def edit_near(f: FileDiff, line: int, radius: int = 6) -> str:
+    """The edit the change made around new-side `line`: its `-`/`+` lines with a little context, as in a
+    unified diff; "" when the code there was only added (nothing was replaced or removed)."""
+    for h in f.hunks:
+        idx = next((i for i, ln in enumerate(h.lines) if ln.new_no == line), None)
+        if idx is None:
+            continue
+        window = h.lines[max(0, idx - radius) : idx + radius + 1]
+        if not any(ln.kind == "-" for ln in window):
+            return ""
+        return "\n".join(f"{ln.kind}{ln.text}" for ln in window)
+    return ""
+
+
 def to_text(selection: list[tuple[FileDiff, list[Hunk]]]) -> str:
     """Unified diff text holding the chosen hunks of each file (a file with no hunk is left out)."""
     out: list[str] = []

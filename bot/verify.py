@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import git, propose, testrun
 from .config import Config
-from .diff import Diff, parse
+from .diff import Diff, FileDiff, edit_near, parse
 from .models import Model
 from .progress import Progress, Quiet
 from .review import finalize
@@ -204,8 +204,9 @@ class PatchStage:
         problem = propose.Problem(
             f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
         )
-        hint = _deleted_hint(self.change.diff_text, f)
-        problem = replace(problem, hint=hint, gap=bool(hint))
+        fd = parse(self.change.diff_text).file(f.path)
+        hint = _deleted_hint(fd, f)
+        problem = replace(problem, hint=hint, gap=bool(hint), edit=edit_near(fd, f.line) if fd else "")
         breakage = self.breakage if broke else None
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
@@ -231,8 +232,7 @@ class PatchStage:
         return None
 
 
-def _deleted_hint(diff_text: str, f: Finding) -> str:
-    fd = parse(diff_text).file(f.path)
+def _deleted_hint(fd: FileDiff | None, f: Finding) -> str:
     if fd is not None and testrun.deleted_after(fd, f.line):
         return "The change removed code right below that line: the fix may need to add a line there."
     return ""

@@ -148,6 +148,20 @@ def test_prompt_marks_untrusted_text_and_the_problem_line():
     assert "The problem is at this line: return x - 1" in prompt and "E assert 1 == 2" in prompt
 
 
+def test_prompt_shows_the_changes_own_edit_and_a_swapped_answer_is_read_the_right_way():
+    edit = "     if x:\n-        return x + 1\n+        return x - 1\n     return 0"
+    problem = propose.Problem("m.py", 3, "tests broke", edit=edit)
+    assert "```diff\n" + edit + "\n```" in propose.user_prompt(problem, TEXT)
+    # "faulty" is the line as it was before the change (not in the file), "fixed" the line as it is now
+    swapped = json.dumps({"faulty": "        return x + 1", "fixed": "        return x - 1"})
+    p = propose.ask(Recorder([swapped]), problem, TEXT, 0.0)
+    assert p is not None and (p.start, p.old_lines, p.new_lines) == (
+        3,
+        ("        return x - 1",),
+        ("        return x + 1",),
+    )
+
+
 # ---------------------------------------------------------------- the acceptance rule
 
 
