@@ -48,6 +48,21 @@ def name(cwe: str | None) -> str | None:
     return entry.name if entry else None
 
 
+def short_name(cwe_id: str | None) -> str | None:
+    """The name as people say it: "Cross-site Scripting" for CWE-79 (MITRE's quoted alias when the
+    name has one), else the name itself."""
+    entry = lookup(cwe_id)
+    if entry is None:
+        return None
+    alias = re.search(r"\('([^']+)'\)\s*$", entry.name)
+    return alias.group(1) if alias else entry.name
+
+
+def url(cwe_id: str) -> str | None:
+    entry = lookup(cwe_id)
+    return f"https://cwe.mitre.org/data/definitions/{entry.id.removeprefix('CWE-')}.html" if entry else None
+
+
 def unusable(cwe: str, path: str) -> str | None:
     """Why `cwe` cannot label a weakness in the file `path`, or None when it can."""
     entry = lookup(cwe)

@@ -238,3 +238,18 @@ def test_text_is_readable() -> None:
     assert any(ln.startswith("5 finding(s) in 3 file(s); model qwen2.5-coder-0.5b") for ln in lines)
     assert "\x1b" not in text  # no terminal escapes when written to a file
     assert render(EMPTY, "text").startswith("No findings.")
+
+
+def test_a_cwe_is_named_and_linked_in_comments_and_sarif():
+    from bot.render import markdown, sarif
+
+    f = Finding("a.py", 1, "m", "high", "security", cwe="CWE-79")
+    assert (
+        "[CWE-79 Cross-site Scripting](https://cwe.mitre.org/data/definitions/79.html)" in markdown.heading(f)
+    )
+    unknown = Finding("a.py", 1, "m", "high", "security", cwe="CWE-4242")
+    assert "CWE-4242" in markdown.heading(unknown) and "](" not in markdown.heading(unknown)
+    rule = sarif._rule(f)
+    assert rule["helpUri"] == "https://cwe.mitre.org/data/definitions/79.html"
+    assert rule["fullDescription"]["text"].startswith("CWE-79: Improper Neutralization")
+    assert "helpUri" not in sarif._rule(unknown)

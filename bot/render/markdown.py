@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .. import cwe
 from ..types import SEVERITIES, Finding, Review
 
 SUMMARY_MARKER = "<!-- prereview:summary -->"
@@ -28,9 +29,16 @@ def fence_for(code: str) -> str:
 
 
 def heading(f: Finding) -> str:
-    cwe = f" · {f.cwe}" if f.cwe else ""
+    cwe = f" · {_cwe(f.cwe)}" if f.cwe else ""
     src = "" if f.source == "model" else f" · {f.source}" + (f" `{f.rule_id}`" if f.rule_id else "")
     return f"{_ICON.get(f.severity, '')} **{f.severity}** · {f.category}{cwe}{src}"
+
+
+def _cwe(cwe_id: str) -> str:
+    """`CWE-79 Cross-site Scripting`, linked to MITRE's page when the id is in the CWE list."""
+    link, label = cwe.url(cwe_id), cwe.short_name(cwe_id)
+    text = f"{cwe_id} {label}" if label else cwe_id
+    return f"[{text}]({link})" if link else text
 
 
 def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:

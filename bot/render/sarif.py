@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__
+from .. import __version__, cwe
 from ..types import Finding, Review
 
 _LEVEL = {"info": "note", "low": "note", "medium": "warning", "high": "error", "critical": "error"}
@@ -25,12 +25,17 @@ def _rule(f: Finding) -> dict[str, Any]:
     if f.category == "security":
         props["security-severity"] = _SECURITY_SEVERITY[f.severity]
     name = rule_id(f).replace("/", "-")
-    return {
+    rule: dict[str, Any] = {
         "id": rule_id(f),
         "name": name,
         "shortDescription": {"text": f"{f.category} finding" + (f" ({f.cwe})" if f.cwe else "")},
         "properties": props,
     }
+    entry = cwe.lookup(f.cwe)
+    if entry is not None:
+        rule["fullDescription"] = {"text": f"{entry.id}: {entry.name}"}
+        rule["helpUri"] = cwe.url(entry.id)
+    return rule
 
 
 def _result(f: Finding) -> dict[str, Any]:
