@@ -180,9 +180,9 @@ def render_hunk(f: FileDiff, hunk: Hunk) -> str:
     return "\n".join(rows)
 
 
-def edit_near(f: FileDiff, line: int, radius: int = 6) -> str:
-    """The edit the change made around new-side `line`: its `-`/`+` lines with a little context, as in a
-    unified diff; "" when the code there was only added (nothing was replaced or removed)."""
+def before_near(f: FileDiff, line: int, radius: int = 4) -> str:
+    """How the code around new-side `line` read before the change (the base side of its hunk: context and
+    removed lines); "" when the change replaced or removed nothing there."""
     for h in f.hunks:
         idx = next((i for i, ln in enumerate(h.lines) if ln.new_no == line), None)
         if idx is None:
@@ -190,7 +190,7 @@ def edit_near(f: FileDiff, line: int, radius: int = 6) -> str:
         window = h.lines[max(0, idx - radius) : idx + radius + 1]
         if not any(ln.kind == "-" for ln in window):
             return ""
-        return "\n".join(f"{ln.kind}{ln.text}" for ln in window)
+        return "\n".join(ln.text for ln in window if ln.kind != "+")
     return ""
 
 

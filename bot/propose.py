@@ -93,7 +93,7 @@ class Problem:
     failure: str = ""  # tail of the failing test output, if any
     hint: str = ""  # what the diff says about the line (e.g. that code was removed below it)
     gap: bool = False  # the change removed code right below `line`: also ask for the missing line(s)
-    edit: str = ""  # the change's own edit around the line (-/+ lines), when it replaced or removed code
+    before: str = ""  # how the code around the line read before the change, when it replaced or removed code
 
 
 def user_prompt(problem: Problem, text: str, failed: list[str] | None = None, ask: str = ASK) -> str:
@@ -114,13 +114,8 @@ def user_prompt(problem: Problem, text: str, failed: list[str] | None = None, as
         f"What is wrong: {problem.message.strip()[:600]}",
         problem.hint,
     ]
-    if problem.edit:
-        parts += [
-            "The change under review edited the code there (- before, + after):",
-            "```diff",
-            problem.edit,
-            "```",
-        ]
+    if problem.before:
+        parts += ["Before the change under review, the code there read:", "```", problem.before, "```"]
     if problem.failure.strip():
         parts += ["Failing test output (end):", "```", problem.failure.strip()[-FAILURE_CHARS:], "```"]
     parts.append("</untrusted>")
@@ -198,8 +193,8 @@ def ask(
         old, new = str(data["faulty"]), str(data["fixed"])
     except (json.JSONDecodeError, KeyError, TypeError):
         return None
-    # shown the change's own edit, a small model sometimes swaps the fields: "faulty" is then the
-    # line as it was before the change (not in the file) and "fixed" the line as it is now
+    # shown the code as it was before the change, a small model sometimes swaps the fields: "faulty"
+    # is then the line as it was (not in the file) and "fixed" the line as it is now
     return locate(problem, text, old, new, temperature) or locate(problem, text, new, old, temperature)
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot import git as gitmod
-from bot.diff import Diff, FileDiff, edit_near, parse, render_hunk
+from bot.diff import Diff, FileDiff, before_near, parse, render_hunk
 from bot.types import PrereviewError
 
 DATA = Path(__file__).parent / "data" / "diffs"
@@ -302,13 +302,13 @@ def test_lone_cr_and_form_feed_stay_inside_a_line(tmp_path: Path) -> None:
     ]
 
 
-def test_edit_near_shows_the_replaced_lines_around_a_new_side_line():
+def test_before_near_shows_the_base_side_around_a_new_side_line():
     d = parse(
         "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,4 @@\n def f(x):\n"
         "-    return x + 1\n+    y = x\n+    return y - 1\n \n"
         "@@ -10,2 +11,3 @@\n a = 1\n+b = 2\n c = 3\n"
     )
     f = d.files[0]
-    assert edit_near(f, 3) == " def f(x):\n-    return x + 1\n+    y = x\n+    return y - 1\n "
-    assert edit_near(f, 12) == ""  # only added there: nothing was replaced
-    assert edit_near(f, 40) == ""  # outside every hunk
+    assert before_near(f, 3) == "def f(x):\n    return x + 1\n"  # context and removed lines, as at base
+    assert before_near(f, 12) == ""  # only added there: nothing was replaced
+    assert before_near(f, 40) == ""  # outside every hunk
