@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -156,20 +157,20 @@ def code_around(diff: Diff, f: Finding, read_head: FileReader) -> str:
     return "\n".join(f"{n:>5}   {lines[n - 1]}" for n in range(lo, hi + 1))
 
 
+def _lines(text: str | None) -> list[str] | None:
+    return text.split("\n") if text is not None else None
+
+
 def after_model(
     review: Review, diff_text: str, cfg: Config, model_factory: ModelFactory, read_head: FileReader
 ) -> Review:
     """Merge, self-verify the model's findings, explain scanner hits when asked, then rank and cap again."""
     diff = parse(diff_text)
     sc = cfg.scanners
+    read_head = functools.cache(read_head)  # plausibility and code_around read the same files
     findings = list(review.findings)
     if sc.plausibility:
-        heads: dict[str, list[str] | None] = {}
-        for f in findings:
-            if f.path not in heads:
-                text = read_head(f.path)
-                heads[f.path] = text.split("\n") if text is not None else None
-        findings = [plausible.check(f, heads[f.path]) for f in findings]
+        findings = [plausible.check(f, _lines(read_head(f.path))) for f in findings]
     findings = merge(findings)
     floor = severity_rank("medium")
     todo_verify = [
