@@ -180,18 +180,27 @@ def render_hunk(f: FileDiff, hunk: Hunk) -> str:
     return "\n".join(rows)
 
 
-def before_near(f: FileDiff, line: int, radius: int = 4) -> str:
-    """How the code around new-side `line` read before the change (the base side of its hunk: context and
-    removed lines); "" when the change replaced or removed nothing there."""
+def edit_at(f: FileDiff, line: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The change's edit at new-side `line`: (removed lines, added lines) of the run of changed lines that
+    holds the line, or that starts right below it (code deleted there). ((), ()) when the change
+    replaced or removed nothing there (an addition only, or a line outside the diff)."""
     for h in f.hunks:
         idx = next((i for i, ln in enumerate(h.lines) if ln.new_no == line), None)
         if idx is None:
             continue
-        window = h.lines[max(0, idx - radius) : idx + radius + 1]
-        if not any(ln.kind == "-" for ln in window):
-            return ""
-        return "\n".join(ln.text for ln in window if ln.kind != "+")
-    return ""
+        if h.lines[idx].kind == " ":
+            idx += 1  # a context line: the edit that starts right below it, if any
+        if idx >= len(h.lines) or h.lines[idx].kind == " ":
+            return (), ()
+        lo = hi = idx
+        while lo > 0 and h.lines[lo - 1].kind != " ":
+            lo -= 1
+        while hi + 1 < len(h.lines) and h.lines[hi + 1].kind != " ":
+            hi += 1
+        run = h.lines[lo : hi + 1]
+        removed = tuple(ln.text for ln in run if ln.kind == "-")
+        return (removed, tuple(ln.text for ln in run if ln.kind == "+")) if removed else ((), ())
+    return (), ()
 
 
 def to_text(selection: list[tuple[FileDiff, list[Hunk]]]) -> str:

@@ -93,7 +93,8 @@ class Problem:
     failure: str = ""  # tail of the failing test output, if any
     hint: str = ""  # what the diff says about the line (e.g. that code was removed below it)
     gap: bool = False  # the change removed code right below `line`: also ask for the missing line(s)
-    before: str = ""  # how the code around the line read before the change, when it replaced or removed code
+    removed: tuple[str, ...] = ()  # what the change removed at the line (and `added`: what it put there)
+    added: tuple[str, ...] = ()
 
 
 def user_prompt(problem: Problem, text: str, failed: list[str] | None = None, ask: str = ASK) -> str:
@@ -114,8 +115,10 @@ def user_prompt(problem: Problem, text: str, failed: list[str] | None = None, as
         f"What is wrong: {problem.message.strip()[:600]}",
         problem.hint,
     ]
-    if problem.before:
-        parts += ["Before the change under review, the code there read:", "```", problem.before, "```"]
+    if problem.removed:
+        parts += ["The change under review removed these line(s) there:", "```", *problem.removed, "```"]
+        if problem.added:
+            parts += ["and put these in their place:", "```", *problem.added, "```"]
     if problem.failure.strip():
         parts += ["Failing test output (end):", "```", problem.failure.strip()[-FAILURE_CHARS:], "```"]
     parts.append("</untrusted>")

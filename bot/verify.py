@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import git, propose, testrun
 from .config import Config
-from .diff import Diff, FileDiff, before_near, parse
+from .diff import Diff, FileDiff, edit_at, parse
 from .models import Model
 from .progress import Progress, Quiet
 from .review import finalize
@@ -206,7 +206,8 @@ class PatchStage:
         )
         fd = parse(self.change.diff_text).file(f.path)
         hint = _deleted_hint(fd, f)
-        problem = replace(problem, hint=hint, gap=bool(hint), before=before_near(fd, f.line) if fd else "")
+        removed, added = edit_at(fd, f.line) if fd else ((), ())
+        problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
         breakage = self.breakage if broke else None
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot import git as gitmod
-from bot.diff import Diff, FileDiff, before_near, parse, render_hunk
+from bot.diff import Diff, FileDiff, edit_at, parse, render_hunk
 from bot.types import PrereviewError
 
 DATA = Path(__file__).parent / "data" / "diffs"
@@ -302,13 +302,15 @@ def test_lone_cr_and_form_feed_stay_inside_a_line(tmp_path: Path) -> None:
     ]
 
 
-def test_before_near_shows_the_base_side_around_a_new_side_line():
+def test_edit_at_gives_the_removed_and_added_lines_at_a_new_side_line():
     d = parse(
-        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,4 @@\n def f(x):\n"
-        "-    return x + 1\n+    y = x\n+    return y - 1\n \n"
-        "@@ -10,2 +11,3 @@\n a = 1\n+b = 2\n c = 3\n"
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,5 +1,5 @@\n def f(x):\n"
+        "-    return x + 1\n+    y = x\n+    return y - 1\n \n-    z = 2\n a = 1\n"
+        "@@ -10,2 +10,3 @@\n b = 1\n+c = 2\n d = 3\n"
     )
     f = d.files[0]
-    assert before_near(f, 3) == "def f(x):\n    return x + 1\n"  # context and removed lines, as at base
-    assert before_near(f, 12) == ""  # only added there: nothing was replaced
-    assert before_near(f, 40) == ""  # outside every hunk
+    assert edit_at(f, 3) == (("    return x + 1",), ("    y = x", "    return y - 1"))
+    assert edit_at(f, 4) == (("    z = 2",), ())  # a context line with code deleted right below it
+    assert edit_at(f, 1) == (("    return x + 1",), ("    y = x", "    return y - 1"))
+    assert edit_at(f, 11) == ((), ())  # only added there: nothing was replaced
+    assert edit_at(f, 40) == ((), ())  # outside every hunk

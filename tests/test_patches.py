@@ -148,11 +148,13 @@ def test_prompt_marks_untrusted_text_and_the_problem_line():
     assert "The problem is at this line: return x - 1" in prompt and "E assert 1 == 2" in prompt
 
 
-def test_prompt_shows_the_code_before_the_change_and_a_swapped_answer_is_read_the_right_way():
-    before = "    if x:\n        return x + 1"
-    problem = propose.Problem("m.py", 3, "tests broke", before=before)
+def test_prompt_shows_the_changes_edit_and_a_swapped_answer_is_read_the_right_way():
+    problem = propose.Problem(
+        "m.py", 3, "tests broke", removed=("        return x + 1",), added=("        return x - 1",)
+    )
     prompt = propose.user_prompt(problem, TEXT)
-    assert "Before the change under review, the code there read:\n```\n" + before + "\n```" in prompt
+    assert "removed these line(s) there:\n```\n        return x + 1\n```" in prompt
+    assert "and put these in their place:\n```\n        return x - 1\n```" in prompt
     # "faulty" is the line as it was before the change (not in the file), "fixed" the line as it is now
     swapped = json.dumps({"faulty": "        return x + 1", "fixed": "        return x - 1"})
     p = propose.ask(Recorder([swapped]), problem, TEXT, 0.0)
