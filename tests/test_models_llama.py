@@ -59,6 +59,13 @@ def test_grammar_holds_against_the_prompt(llm: Any) -> None:
     assert llm.complete(msgs, max_tokens=8).text.strip() != c.text.strip()  # unconstrained: not the JSON
 
 
+def test_a_sampled_answer_depends_on_the_request_not_on_what_came_before(llm: Any) -> None:
+    ask = [Message("user", "Name three fruits, comma separated.")]
+    first = llm.complete(ask, max_tokens=12, temperature=1.1).text
+    llm.complete([Message("user", "Count to five.")], max_tokens=8, temperature=1.1)  # other draws
+    assert llm.complete(ask, max_tokens=12, temperature=1.1).text == first
+
+
 def test_over_long_prompt_is_a_length_result_not_a_crash(llm: Any) -> None:
     c = llm.complete([Message("user", "x " * 5000)], schema=analyze.findings_schema(), max_tokens=64)
     assert (c.finish_reason, c.completion_tokens) == ("length", 0)

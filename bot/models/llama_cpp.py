@@ -12,6 +12,7 @@ import ctypes
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,7 @@ class LlamaCppModel:
         self._vocab = self._llm._model.vocab
         self._n_vocab = self._llm.n_vocab()
         self._lock = threading.Lock()  # a Llama object is not thread-safe
+        self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._all = np.zeros(self._n_vocab, dtype=_TOKEN_DTYPE)
         self._all["id"] = np.arange(self._n_vocab, dtype=np.int32)
@@ -108,6 +110,11 @@ class LlamaCppModel:
             return Completion("", "length", len(tokens), 0, 0.0, 0)
         with self._lock:
             t0 = time.monotonic()
+            # sampling seeded by the request itself: the same request gets the same answer, whatever
+            # came before it in this process (a re-run review of the same change is reproducible)
+            self._rng = np.random.default_rng(
+                [self._seed, zlib.crc32(prompt.encode()), round(temperature * 1000)]
+            )
             grammar = self._grammar(schema) if schema is not None else None
             try:
                 out, reason, evaluated = self._generate(tokens, grammar, max_tokens, temperature)
