@@ -196,8 +196,8 @@ def ask(
         old, new = str(data["faulty"]), str(data["fixed"])
     except (json.JSONDecodeError, KeyError, TypeError):
         return None
-    # shown the code as it was before the change, a small model sometimes swaps the fields: "faulty"
-    # is then the line as it was (not in the file) and "fixed" the line as it is now
+    # shown what the change removed, a small model sometimes swaps the fields: "faulty" is then the
+    # line as it was before the change (not in the file) and "fixed" the line as it is now
     return locate(problem, text, old, new, temperature) or locate(problem, text, new, old, temperature)
 
 

@@ -3,7 +3,7 @@ lines made and the added lines of the same file no longer make.
 
 Diff-based and language-agnostic (identifiers, not a parser): a human reviewer's first question when
 `escape(...)`, `secure_filename(...)`, `yaml.safe_load` or `check_redirect_url(url)` disappears. A file
-that removes a safeguard and adds another of the same family (escape -> bleach.clean) is not reported;
+that removes a safeguard and adds another of the same family (cgi.escape -> html.escape) is not reported;
 nor is a safeguard that only moves within the file.
 """
 
