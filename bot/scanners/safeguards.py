@@ -23,6 +23,7 @@ class Family:
     what: str  # the safeguard, in words
     risk: str  # what can happen without it
     names: re.Pattern[str]  # matched against a whole identifier, dotted (`shlex.quote`) or plain
+    calls_only: bool = False  # count the name only where it is called (`is_valid(` but not `is_valid =`)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -76,6 +77,7 @@ FAMILIES: tuple[Family, ...] = (
             r"\w+_(?:sanitize|sanitise|validate)\w*)",
             re.I,
         ),
+        calls_only=True,
     ),
 )
 
@@ -142,10 +144,11 @@ def _safeguards(text: str) -> list[tuple[int, str]]:
         return []
     code = STRING.sub('""', COMMENT.sub("", text))
     hits = []
-    for ident in IDENT.findall(code):
+    for m in IDENT.finditer(code):
+        called = code[m.end() :].lstrip().startswith("(")
         for i, fam in enumerate(FAMILIES):
-            if fam.names.fullmatch(ident):
-                hits.append((i, ident))
+            if fam.names.fullmatch(m.group()) and (called or not fam.calls_only):
+                hits.append((i, m.group()))
                 break
     return hits
 

@@ -61,6 +61,8 @@ def test_each_family(removed, added, cwe):
         "-    log('escape(x)')\n+    log('x')\n",
         # a definition, not a use
         "@@ -1,2 +1,2 @@\n-def validate_name(x):\n+def check_name(x):\n     return x\n",
+        # a validator's result kept in a variable is not a validator call
+        "@@ -1,3 +1,3 @@\n def f(x):\n-    is_valid = True\n+    ok = True\n     return x\n",
         # subprocess.check_output is not a validator
         "@@ -1,2 +1,2 @@\n def f():\n-    subprocess.check_output(['ls'])\n+    subprocess.run(['ls'])\n",
     ],
