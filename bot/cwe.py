@@ -28,6 +28,17 @@ class Entry:
     status: str  # "Stable", "Draft", "Incomplete", "Deprecated", "Obsolete"
     c_only: bool  # MITRE lists it for C, C++ or assembly only
 
+    @property
+    def short_name(self) -> str:
+        """The name as people say it: "Cross-site Scripting" for CWE-79 (MITRE's quoted alias when the
+        name has one), else the name itself."""
+        alias = re.search(r"\('([^']+)'\)\s*$", self.name)
+        return alias.group(1) if alias else self.name
+
+    @property
+    def url(self) -> str:
+        return f"https://cwe.mitre.org/data/definitions/{self.id.removeprefix('CWE-')}.html"
+
 
 @functools.cache
 def _table() -> dict[str, Entry]:
@@ -41,26 +52,6 @@ def _table() -> dict[str, Entry]:
 def lookup(cwe: str | None) -> Entry | None:
     m = re.fullmatch(r"CWE-0*(\d+)", (cwe or "").strip(), re.I)
     return _table().get(f"CWE-{m.group(1)}") if m else None
-
-
-def name(cwe: str | None) -> str | None:
-    entry = lookup(cwe)
-    return entry.name if entry else None
-
-
-def short_name(cwe_id: str | None) -> str | None:
-    """The name as people say it: "Cross-site Scripting" for CWE-79 (MITRE's quoted alias when the
-    name has one), else the name itself."""
-    entry = lookup(cwe_id)
-    if entry is None:
-        return None
-    alias = re.search(r"\('([^']+)'\)\s*$", entry.name)
-    return alias.group(1) if alias else entry.name
-
-
-def url(cwe_id: str) -> str | None:
-    entry = lookup(cwe_id)
-    return f"https://cwe.mitre.org/data/definitions/{entry.id.removeprefix('CWE-')}.html" if entry else None
 
 
 def unusable(cwe: str, path: str) -> str | None:

@@ -36,9 +36,8 @@ def heading(f: Finding) -> str:
 
 def _cwe(cwe_id: str) -> str:
     """`CWE-79 Cross-site Scripting`, linked to MITRE's page when the id is in the CWE list."""
-    link, label = cwe.url(cwe_id), cwe.short_name(cwe_id)
-    text = f"{cwe_id} {label}" if label else cwe_id
-    return f"[{text}]({link})" if link else text
+    entry = cwe.lookup(cwe_id)
+    return f"[{cwe_id} {entry.short_name}]({entry.url})" if entry else cwe_id
 
 
 def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:

@@ -34,7 +34,7 @@ def _rule(f: Finding) -> dict[str, Any]:
     entry = cwe.lookup(f.cwe)
     if entry is not None:
         rule["fullDescription"] = {"text": f"{entry.id}: {entry.name}"}
-        rule["helpUri"] = cwe.url(entry.id)
+        rule["helpUri"] = entry.url
     return rule
 
 
