@@ -113,7 +113,9 @@ class TestsConfig(_Section):
     @classmethod
     def _python_path(cls, v: str | None) -> str | None:
         if v is not None and (not v.strip() or any(c in v for c in "\n\0")):
-            raise ValueError("must be an interpreter path or name, e.g. /usr/bin/python3.12 or .venv/bin/python")
+            raise ValueError(
+                "must be an interpreter path or name, e.g. /usr/bin/python3.12 or .venv/bin/python"
+            )
         return v.strip() if v else v
 
     @property

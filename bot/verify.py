@@ -20,9 +20,9 @@ from pathlib import Path
 from . import git, propose, testrun
 from .config import Config
 from .diff import Diff, FileDiff, edit_at, parse
+from .evidence import projectenv
 from .models import Model
 from .progress import Progress, Quiet
-from .evidence import projectenv
 from .review import finalize
 from .sandbox import Sandbox
 from .sandbox import create as create_sandbox
@@ -322,7 +322,8 @@ def after_review(
     coverage = review_.coverage
     if stage.unusable is not None:  # coverage shows the tests gave no evidence, and why
         coverage = Coverage(
-            coverage.reviewed, (*coverage.skipped, Skipped("(tests)", f"not used as evidence: {stage.unusable}"))
+            coverage.reviewed,
+            (*coverage.skipped, Skipped("(tests)", f"not used as evidence: {stage.unusable}")),
         )
     return replace(
         review_,

@@ -35,7 +35,9 @@ def layout(files: dict[str, str]) -> layouts.PythonLayout:
 def test_src_and_flat_layouts_and_pytest_pythonpath():
     assert layout({"src/pkg/__init__.py": "", "tests/test_a.py": ""}).roots == ("src", ".")
     assert layout({"pkg/__init__.py": "", "test_a.py": ""}).roots == (".",)
-    pyproject = '[tool.pytest.ini_options]\npythonpath = ["lib"]\n[tool.setuptools.packages.find]\nwhere = ["py"]\n'
+    pyproject = (
+        '[tool.pytest.ini_options]\npythonpath = ["lib"]\n[tool.setuptools.packages.find]\nwhere = ["py"]\n'
+    )
     assert layout({"pyproject.toml": pyproject}).roots == ("lib", "py", ".")
     cfg = "[options]\npackage_dir =\n    =source\n"
     assert layout({"setup.cfg": cfg}).roots == ("source", ".")
@@ -66,11 +68,23 @@ lint = ["ruff"]
         }
     )
     assert got.name == "my-pkg"
-    assert set(got.requirements) >= {"attrs>=22", "my-pkg-helpers", "pytest-mock", "hypothesis", "ruff",
-                                     "freezegun==1.5", "idna", "coverage", "responses"}
+    assert set(got.requirements) >= {
+        "attrs>=22",
+        "my-pkg-helpers",
+        "pytest-mock",
+        "hypothesis",
+        "ruff",
+        "freezegun==1.5",
+        "idna",
+        "coverage",
+        "responses",
+    }
     assert not {"sphinx", "furo", "my_pkg[extra]"} & set(got.requirements)  # docs, and never the project
     assert "requirements/tests.txt" in got.dep_files and "requirements/base.txt" in got.dep_files
-    cfg = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n[options.extras_require]\ntest =\n    mock\n"
+    cfg = (
+        "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
+        "[options.extras_require]\ntest =\n    mock\n"
+    )
     assert layout({"setup.cfg": cfg}).requirements == ("six", "mock")
 
 
@@ -91,8 +105,9 @@ def tr(rc: int, output: str, passed: int = 0, failed: int = 0, errors: int = 0) 
 
 def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
     collect = (
-        "ImportError while importing test module 'tests/test_a.py'.\nE   ModuleNotFoundError: No module named "
-        "'attr'\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.1s\n"
+        "ImportError while importing test module 'tests/test_a.py'.\n"
+        "E   ModuleNotFoundError: No module named 'attr'\n"
+        "!!! Interrupted: 1 error during collection !!!\n1 error in 0.1s\n"
     )
     why = projectenv.unusable(tr(2, collect, errors=1))
     assert why == "collection failed: ModuleNotFoundError: No module named 'attr'"
@@ -108,7 +123,8 @@ def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
 
 
 @pytest.mark.parametrize(
-    ("data", "enabled"), [({"tests": "off"}, False), ({"tests": False}, False), ({"tests": "on"}, True), ({}, True)]
+    ("data", "enabled"),
+    [({"tests": "off"}, False), ({"tests": False}, False), ({"tests": "on"}, True), ({}, True)],
 )
 def test_tests_config_keeps_the_scalar_forms(data, enabled):
     cfg = config_mod.build(data, env={})
@@ -122,7 +138,11 @@ def test_tests_config_mapping_and_environment():
     assert (cfg.tests.python, cfg.tests.budget_seconds, cfg.test_cmd) == (".venv/bin/python", 60, "make test")
     env = {"PREREVIEW_PYTHON": "/opt/py/bin/python3", "PREREVIEW_TEST_COMMAND": "tox -e py312"}
     cfg = config_mod.build({"tests": "on"}, env=env)
-    assert (cfg.tests.python, cfg.test_cmd, cfg.tests.enabled) == ("/opt/py/bin/python3", "tox -e py312", True)
+    assert (cfg.tests.python, cfg.test_cmd, cfg.tests.enabled) == (
+        "/opt/py/bin/python3",
+        "tox -e py312",
+        True,
+    )
     with pytest.raises(config_mod.PrereviewError, match="tests"):
         config_mod.build({"tests": "sometimes"}, env={})
     with pytest.raises(config_mod.PrereviewError, match="tests.budget_seconds"):
@@ -220,15 +240,24 @@ def test_a_node_project_gets_its_own_node_modules(make_repo, tmp_path, monkeypat
     if shutil.which("npm") is None:
         pytest.skip("npm not installed")
     pkg = {"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}
-    lock = {"name": "calc", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
-            "packages": {"": {"name": "calc", "version": "1.0.0"}}}
+    lock = {
+        "name": "calc",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": {"name": "calc", "version": "1.0.0"}},
+    }
     test_js = (
         "const assert = require('assert');\nconst { add } = require('./calc');\n"
         "assert.strictEqual(add(2, 3), 5);\nconsole.log('ok');\n"
     )
     repo = make_repo(
-        {"package.json": json.dumps(pkg), "package-lock.json": json.dumps(lock), "test.js": test_js,
-         "calc.js": "exports.add = (a, b) => a + b;\n"},
+        {
+            "package.json": json.dumps(pkg),
+            "package-lock.json": json.dumps(lock),
+            "test.js": test_js,
+            "calc.js": "exports.add = (a, b) => a + b;\n",
+        },
         {"calc.js": "exports.add = (a, b) => a - b;\n"},
     )
     data = review(repo, tmp_path, monkeypatch, env_dir)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import configparser
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+import tomllib
 
 Reader = Callable[[str], str | None]
 
@@ -49,7 +50,9 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     project = pyproject.get("project", {}) if isinstance(pyproject.get("project"), dict) else {}
     name = project.get("name") or _ini_get(setup_cfg, "metadata", "name")
     name = norm(name) if isinstance(name, str) and name.strip() else None
-    dep_files = [f for f in ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "uv.lock") if f in top]
+    dep_files: list[str] = [
+        f for f in ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "uv.lock") if f in top
+    ]
     reqs: list[str] = []
     extras: set[str] = set(TEST_EXTRAS)
 
@@ -79,7 +82,10 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
             add_lines((read(f) or "").splitlines(), f)
     if "tox.ini" in top:
         tox = _ini(read("tox.ini"))
-        for section in ("testenv", *(s for s in (tox.sections() if tox else []) if s.startswith("testenv:py"))):
+        for section in (
+            "testenv",
+            *(s for s in (tox.sections() if tox else []) if s.startswith("testenv:py")),
+        ):
             deps = _ini_get(tox, section, "deps")
             if deps:
                 add_lines((d for d in deps.splitlines() if "{" not in d), "tox.ini")
@@ -122,7 +128,9 @@ def import_roots(
     roots: list[str] = []
     tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
     pp = tool.get("pytest", {}).get("ini_options", {}).get("pythonpath", [])
-    roots += [pp] if isinstance(pp, str) else [p for p in pp if isinstance(p, str)] if isinstance(pp, list) else []
+    roots += (
+        [pp] if isinstance(pp, str) else [p for p in pp if isinstance(p, str)] if isinstance(pp, list) else []
+    )
     for ini, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         if ini in set(files):
             roots += (_ini_get(_ini(read(ini)), section, "pythonpath") or "").split()
@@ -143,7 +151,9 @@ def import_roots(
     for pkg in tool.get("poetry", {}).get("packages", []):
         if isinstance(pkg, dict) and isinstance(pkg.get("from"), str):
             roots.append(pkg["from"])
-    if any(re.match(r"src/[^/]+(/__init__)?\.py$", f) or re.match(r"src/[^/]+/__init__\.py$", f) for f in files):
+    if any(
+        re.match(r"src/[^/]+(/__init__)?\.py$", f) or re.match(r"src/[^/]+/__init__\.py$", f) for f in files
+    ):
         roots.append("src")
     clean = [str(PurePosixPath(r.strip())) for r in roots if r.strip() and ".." not in PurePosixPath(r).parts]
     return tuple(dict.fromkeys([*(r for r in clean if not r.startswith("/")), "."]))

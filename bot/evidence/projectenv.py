@@ -34,7 +34,6 @@ from typing import Any
 from .. import git
 from ..config import Config
 from ..progress import Progress, Quiet
-from ..types import PrereviewError
 from . import layouts
 
 ENV_VERSION = 1  # bump when the layout of a built environment changes
@@ -45,7 +44,10 @@ BUILD_PASS = re.compile(
     r"(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy|PIP_.*|UV_.*|npm_config_.*|GOPROXY|GOPRIVATE|"
     r"GONOSUMDB|GOFLAGS|CARGO_REGISTRIES_.*|RUSTUP_HOME|CARGO_HOME|MAVEN_OPTS|JAVA_HOME)$"
 )
-FIX = "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the project's dependencies installed)"
+FIX = (
+    "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
+    "project's dependencies installed)"
+)
 
 
 class EnvError(Exception):
@@ -143,7 +145,12 @@ def _resolve(
     if argv[:3] == ["python", "-m", "pytest"]:
         layout = layouts.python_layout(files, read)
         if python is not None:
-            exe, key, ro, how = python["executable"], python["key"], python["paths"], f"tests.python {python['executable']}"
+            exe, key, ro, how = (
+                python["executable"],
+                python["key"],
+                python["paths"],
+                f"tests.python {python['executable']}",
+            )
         elif sandbox_name == "docker":
             exe, key, ro, how = "python", "image", (), "the sandbox image's python (sandbox.image)"
         else:
@@ -169,8 +176,10 @@ def _resolve(
 def with_ro_paths(sandbox: Any, paths: Sequence[str]) -> Any:
     """The sandbox, showing `paths` read-only too (bubblewrap; `none` sees everything anyway)."""
     cfg = getattr(sandbox, "cfg", None)
-    extra = [p for p in paths if cfg is not None and p not in cfg.ro_paths]
-    if not extra or getattr(sandbox, "name", "") != "bubblewrap":
+    if cfg is None or getattr(sandbox, "name", "") != "bubblewrap":
+        return sandbox
+    extra = [p for p in paths if p not in cfg.ro_paths]
+    if not extra:
         return sandbox
     return type(sandbox)(cfg.model_copy(update={"ro_paths": [*cfg.ro_paths, *extra]}))
 
@@ -202,7 +211,9 @@ def build_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if BUILD_PASS.match(k)}
 
 
-def run_build(argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dict[str, str] | None = None) -> str:
+def run_build(
+    argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dict[str, str] | None = None
+) -> str:
     """Run one build step outside the sandbox; EnvError with the first error line when it fails."""
     try:
         proc = subprocess.run(
@@ -219,7 +230,8 @@ def run_build(argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dic
     except OSError as exc:
         raise EnvError(f"`{argv[0]}` could not start ({exc.strerror})") from None
     if proc.returncode != 0:
-        raise EnvError(f"`{' '.join(_short(a) for a in argv[:4])}` failed: {first_build_error(proc.stdout + proc.stderr)}")
+        what = " ".join(_short(a) for a in argv[:4])
+        raise EnvError(f"`{what}` failed: {first_build_error(proc.stdout + proc.stderr)}")
     return proc.stdout
 
 

@@ -13,9 +13,10 @@ import re
 import shutil
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from ..config import Config
 from ..progress import Progress
@@ -50,12 +51,16 @@ def build_venv(
     tool = "uv" if uv else "pip"
     with locked(d):
         if not ready(d):
-            progress.message(f"building the test environment ({tool}, {len(reqs)} requirements, with network)")
+            progress.message(
+                f"building the test environment ({tool}, {len(reqs)} requirements, with network)"
+            )
             fresh(d)
             (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
             timeout = cfg.tests.build_timeout
             if uv:
-                run_build([uv, "venv", "--quiet", "--python", base_python(), str(d)], cwd=None, timeout=timeout)
+                run_build(
+                    [uv, "venv", "--quiet", "--python", base_python(), str(d)], cwd=None, timeout=timeout
+                )
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
                 run_build([*install, "-r", str(d / "requirements.txt")], cwd=d, timeout=timeout)
@@ -77,7 +82,9 @@ def build_venv(
     return str(exe), key, tuple(dict.fromkeys(ro)), f"venv {d} ({tool})"
 
 
-def _uv_export(uv: str, layout: layouts.PythonLayout, repo: Path, base_sha: str, d: Path, timeout: float) -> str:
+def _uv_export(
+    uv: str, layout: layouts.PythonLayout, repo: Path, base_sha: str, d: Path, timeout: float
+) -> str:
     """uv.lock's pins as requirements (the project and workspace members left out); "" without a lock."""
     if not layout.uv_lock:
         return ""
@@ -88,8 +95,19 @@ def _uv_export(uv: str, layout: layouts.PythonLayout, repo: Path, base_sha: str,
         out = d / "uv-lock.txt"
         try:
             run_build(
-                [uv, "export", "--frozen", "--no-emit-project", "--no-emit-workspace", "--all-extras",
-                 "--all-groups", "--no-hashes", "--quiet", "-o", str(out)],
+                [
+                    uv,
+                    "export",
+                    "--frozen",
+                    "--no-emit-project",
+                    "--no-emit-workspace",
+                    "--all-extras",
+                    "--all-groups",
+                    "--no-hashes",
+                    "--quiet",
+                    "-o",
+                    str(out),
+                ],
                 cwd=tree,
                 timeout=timeout,
             )

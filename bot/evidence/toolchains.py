@@ -15,7 +15,17 @@ from pathlib import Path
 from ..config import Config
 from ..progress import Progress
 from . import layouts
-from .projectenv import SANDBOX_PATH, EnvError, ProjectEnv, file_hash, fresh, locked, mark_ready, ready, run_build
+from .projectenv import (
+    SANDBOX_PATH,
+    EnvError,
+    ProjectEnv,
+    file_hash,
+    fresh,
+    locked,
+    mark_ready,
+    ready,
+    run_build,
+)
 
 
 def build_toolchain(
@@ -30,7 +40,9 @@ def build_toolchain(
 ) -> ProjectEnv:
     tool = shutil.which(tc.tool)
     if tool is None:
-        raise EnvError(f"`{tc.tool}` is not installed here (a {tc.kind} project); install it or set test_command")
+        raise EnvError(
+            f"`{tc.tool}` is not installed here (a {tc.kind} project); install it or set test_command"
+        )
     key = file_hash(read, tc.lockfiles, tc.kind, _version(tool))
     d = env_dir / f"{tc.kind}-{key}"
     with locked(d):
@@ -85,8 +97,12 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         "toolchain",
         (npm, *argv[1:]),
         key=key,
-        vars={"PATH": ":".join([*bins, SANDBOX_PATH]), "npm_config_offline": "true",
-              "npm_config_cache": "/tmp/npm-cache", "npm_config_update_notifier": "false"},  # noqa: S108
+        vars={
+            "PATH": ":".join([*bins, SANDBOX_PATH]),
+            "npm_config_offline": "true",
+            "npm_config_cache": "/tmp/npm-cache",  # noqa: S108 (the sandbox's own tmpfs)
+            "npm_config_update_notifier": "false",
+        },
         ro_paths=tuple(dict.fromkeys([str(d), _toolroot(npm), _toolroot(node)])),
         links={"node_modules": str(d / "node_modules")},
         describe=f"node_modules {d} (npm ci, offline)",
@@ -97,8 +113,12 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
 
 
 def _go_fetch(go: str, tree: Path, d: Path, timeout: float) -> None:
-    run_build([go, "mod", "download", "all"], cwd=tree, timeout=timeout,
-              env={"GOMODCACHE": str(d / "mod"), "GOFLAGS": "-modcacherw", "GOTOOLCHAIN": "local"})
+    run_build(
+        [go, "mod", "download", "all"],
+        cwd=tree,
+        timeout=timeout,
+        env={"GOMODCACHE": str(d / "mod"), "GOFLAGS": "-modcacherw", "GOTOOLCHAIN": "local"},
+    )
 
 
 def _go_run(go: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
@@ -107,8 +127,14 @@ def _go_run(go: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         "toolchain",
         (go, *argv[1:]),
         key=key,
-        vars={"PATH": f"{Path(go).parent}:{SANDBOX_PATH}", "GOMODCACHE": str(d / "mod"), "GOPROXY": "off",
-              "GOFLAGS": "-mod=mod", "GOCACHE": "/tmp/go-cache", "GOTOOLCHAIN": "local"},  # noqa: S108
+        vars={
+            "PATH": f"{Path(go).parent}:{SANDBOX_PATH}",
+            "GOMODCACHE": str(d / "mod"),
+            "GOPROXY": "off",
+            "GOFLAGS": "-mod=mod",
+            "GOCACHE": "/tmp/go-cache",  # noqa: S108 (the sandbox's own tmpfs)
+            "GOTOOLCHAIN": "local",
+        },
         ro_paths=tuple(p for p in dict.fromkeys([str(d), goroot or _toolroot(go)]) if p),
         describe=f"go modules {d} (go mod download, GOPROXY=off)",
     )
@@ -129,8 +155,11 @@ def _rust_run(cargo: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         "toolchain",
         (str(real), *argv[1:], "--offline"),
         key=key,
-        vars={"PATH": f"{real.parent}:{SANDBOX_PATH}", "CARGO_HOME": str(d / "cargo"),
-              "CARGO_NET_OFFLINE": "true"},
+        vars={
+            "PATH": f"{real.parent}:{SANDBOX_PATH}",
+            "CARGO_HOME": str(d / "cargo"),
+            "CARGO_NET_OFFLINE": "true",
+        },
         ro_paths=tuple(dict.fromkeys([str(d), sysroot or _toolroot(cargo)])),
         describe=f"cargo registry {d} (cargo fetch, --offline)",
     )
@@ -140,8 +169,11 @@ def _rust_run(cargo: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
 
 
 def _maven_fetch(mvn: str, tree: Path, d: Path, timeout: float) -> None:
-    run_build([mvn, "-q", "-B", f"-Dmaven.repo.local={d / 'm2'}", "dependency:go-offline"],
-              cwd=tree, timeout=timeout)
+    run_build(
+        [mvn, "-q", "-B", f"-Dmaven.repo.local={d / 'm2'}", "dependency:go-offline"],
+        cwd=tree,
+        timeout=timeout,
+    )
 
 
 def _maven_run(mvn: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
