@@ -108,6 +108,9 @@ class TestsConfig(_Section):
         900.0, gt=0, description="Seconds for the test stage (environment build + base and head runs)"
     )
     build_timeout: float = Field(900.0, gt=0, description="Seconds to build the project's test environment")
+    wheels_only: bool = Field(
+        False, description="Built venvs install wheels only (no sdist build code runs outside the sandbox)"
+    )
 
     @field_validator("python")
     @classmethod

@@ -88,6 +88,30 @@ lint = ["ruff"]
     assert layout({"setup.cfg": cfg}).requirements == ("six", "mock")
 
 
+def test_uv_lock_pins_become_constraints_without_the_project():
+    lock = """
+version = 1
+[[package]]
+name = "click"
+version = "8.5.0.dev0"
+source = { editable = "." }
+[[package]]
+name = "Pytest"
+version = "9.0.2"
+source = { registry = "https://pypi.org/simple" }
+[[package]]
+name = "numpy"
+version = "2.2.0"
+source = { registry = "https://pypi.org/simple" }
+[[package]]
+name = "numpy"
+version = "2.3.1"
+source = { registry = "https://pypi.org/simple" }
+"""
+    assert layouts.uv_lock_pins(lock, "click") == ("pytest==9.0.2",)  # forked pins are left to pip
+    assert layouts.uv_lock_pins("not toml [", None) == ()
+
+
 def test_toolchains_are_found_from_the_command_and_manifests():
     files = ["package.json", "package-lock.json", "web/package.json"]
     tc = layouts.toolchain(["npm", "test"], files)
@@ -263,3 +287,21 @@ def test_a_node_project_gets_its_own_node_modules(make_repo, tmp_path, monkeypat
     data = review(repo, tmp_path, monkeypatch, env_dir)
     assert [f["path"] for f in broken(data)] == ["calc.js"], data
     assert any(p.name.startswith("node-") and (p / "node_modules").is_dir() for p in env_dir.iterdir())
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_rust_project_runs_cargo_offline_in_the_sandbox(make_repo, tmp_path, monkeypatch, env_dir):
+    if shutil.which("cargo") is None or shutil.which("rustc") is None:
+        pytest.skip("cargo/rustc not installed")
+    lib = (
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n"
+        "    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n"
+    )
+    repo = make_repo(
+        {"Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n', "src/lib.rs": lib},
+        {"src/lib.rs": lib.replace("a + b", "a - b")},
+    )
+    data = review(repo, tmp_path, monkeypatch, env_dir)
+    assert [(f["path"], f["line"]) for f in broken(data)] == [("src/lib.rs", 2)], data
+    assert any(p.name.startswith("rust-") for p in env_dir.iterdir())

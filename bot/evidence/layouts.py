@@ -120,6 +120,19 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     )
 
 
+def uv_lock_pins(text: str | None, own: str | None) -> tuple[str, ...]:
+    """`name==version` for each package uv.lock pins from an index (one version only; not the project,
+    not workspace members): pip constraints, so a venv built without uv gets the locked versions."""
+    versions: dict[str, set[str]] = {}
+    for pkg in _toml(text).get("package", []):
+        if not isinstance(pkg, dict) or not isinstance(pkg.get("source"), dict):
+            continue
+        name, version = pkg.get("name"), pkg.get("version")
+        if "registry" in pkg["source"] and isinstance(name, str) and isinstance(version, str):
+            versions.setdefault(norm(name), set()).add(version)
+    return tuple(f"{n}=={next(iter(v))}" for n, v in sorted(versions.items()) if len(v) == 1 and n != own)
+
+
 def import_roots(
     files: Sequence[str], read: Reader, pyproject: dict[str, Any], setup_cfg: configparser.ConfigParser | None
 ) -> tuple[str, ...]:

@@ -45,7 +45,16 @@ def build_venv(
     reqs = list(layout.requirements)
     if not any(layouts.norm(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) == "pytest" for r in reqs):
         reqs.insert(0, "pytest")
-    key = file_hash(read, layout.dep_files, version, base_python(), "uv" if uv else "pip", reqs, layout.name)
+    key = file_hash(
+        read,
+        layout.dep_files,
+        version,
+        base_python(),
+        "uv" if uv else "pip",
+        reqs,
+        layout.name,
+        cfg.tests.wheels_only,
+    )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
     tool = "uv" if uv else "pip"
@@ -56,6 +65,11 @@ def build_venv(
             )
             fresh(d)
             (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
+            pins = layouts.uv_lock_pins(read("uv.lock"), layout.name) if layout.uv_lock else ()
+            (d / "constraints.txt").write_text("".join(f"{p}\n" for p in pins), encoding="utf-8")
+            reqs_args = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
+            if cfg.tests.wheels_only:  # no package's build code runs on this host
+                reqs_args += ["--no-build"] if uv else ["--only-binary", ":all:"]
             timeout = cfg.tests.build_timeout
             if uv:
                 run_build(
@@ -63,14 +77,14 @@ def build_venv(
                 )
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
-                run_build([*install, "-r", str(d / "requirements.txt")], cwd=d, timeout=timeout)
+                run_build([*install, *reqs_args], cwd=d, timeout=timeout)
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
                 pip = [str(exe), "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-                run_build([*pip, "install", "-r", str(d / "requirements.txt")], cwd=d, timeout=timeout)
+                run_build([*pip, "install", *reqs_args], cwd=d, timeout=timeout)
                 uninstall = [*pip, "uninstall", "-y"]
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
