@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import git
+from ..change import git
 from ..config import Config
 from ..progress import Progress, Quiet
 from . import layouts
@@ -295,7 +295,7 @@ def unusable(run: Any) -> str | None:
     if run.ok or run.timed_out:
         return None
     out = run.output
-    from ..testrun import first_error
+    from .testrun import first_error
 
     if run.returncode in (126, 127):
         return f"the test command did not start ({first_error(out) or _last_line(out) or 'not found'})"

@@ -102,7 +102,7 @@ def _uv_export(
     """uv.lock's pins as requirements (the project and workspace members left out); "" without a lock."""
     if not layout.uv_lock:
         return ""
-    from ..testrun import export_tree
+    from .testrun import export_tree
 
     with tempfile.TemporaryDirectory(prefix="prereview-uvlock-") as tmp:
         tree = export_tree(repo, base_sha, Path(tmp) / "base")

@@ -49,7 +49,7 @@ def build_toolchain(
         if not ready(d):
             progress.message(f"fetching the {tc.kind} dependencies ({tc.tool}, with network)")
             fresh(d)
-            from ..testrun import export_tree
+            from .testrun import export_tree
 
             with tempfile.TemporaryDirectory(prefix=f"prereview-{tc.kind}-") as tmp:
                 tree = export_tree(repo, base_sha, Path(tmp) / "base")
