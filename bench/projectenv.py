@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -41,6 +42,7 @@ def make_case(repo: Path, commit: str, src: str) -> tuple[str, str, list[str]]:
 
 
 def review(repo: Path, base: str, head: str, cfg: Path, cache: Path) -> tuple[dict, float, str]:
+    out = cache.parent / f"{cache.name}-review.json"
     t0 = time.monotonic()
     proc = subprocess.run(
         [
@@ -58,18 +60,16 @@ def review(repo: Path, base: str, head: str, cfg: Path, cache: Path) -> tuple[di
             str(cfg),
             "--format",
             "json",
-        ],
+            "--output",
+            str(out),
+        ],  # --output: progress on stderr
         capture_output=True,
         text=True,
-        env={
-            **__import__("os").environ,
-            "PREREVIEW_CACHE_DIR": str(cache),
-            "PREREVIEW_ENV_DIR": str(cache / "envs"),
-        },
+        env={**os.environ, "PREREVIEW_CACHE_DIR": str(cache), "PREREVIEW_ENV_DIR": str(cache / "envs")},
     )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"review failed: {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout), round(time.monotonic() - t0, 1), proc.stderr
+    return json.loads(out.read_text()), round(time.monotonic() - t0, 1), proc.stderr
 
 
 def main() -> None:

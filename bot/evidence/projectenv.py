@@ -192,18 +192,21 @@ def interpreter(spec: str, repo: Path) -> dict[str, Any]:
     exe = str(cand) if "/" in spec else shutil.which(spec)
     if exe is None or not Path(exe).exists():
         raise EnvError(f"tests.python {spec!r} not found; give the path of the interpreter to test with")
-    probe = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.version]))"
+    probe = (  # the site-packages' mtimes: installing into it invalidates cached runs made with it
+        "import json, os, site, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.version, "
+        "[os.stat(p).st_mtime for p in site.getsitepackages() if os.path.isdir(p)]]))"
+    )
     try:
         out = subprocess.run(
             [exe, "-c", probe], capture_output=True, text=True, timeout=60, env=build_env(), check=True
         ).stdout
-        prefix, base_prefix, version = json.loads(out.strip().splitlines()[-1])
+        prefix, base_prefix, version, mtimes = json.loads(out.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         raise EnvError(f"tests.python {spec!r} does not run as a Python interpreter") from None
     # a venv's python is a link into its base installation: both are shown to the sandbox, not resolved
     abs_exe = str(Path(exe).absolute())
     paths = tuple(dict.fromkeys([prefix, base_prefix, str(Path(exe).resolve().parent.parent)]))
-    return {"executable": abs_exe, "paths": paths, "key": _hash([abs_exe, prefix, version])}
+    return {"executable": abs_exe, "paths": paths, "key": _hash([abs_exe, prefix, version, mtimes])}
 
 
 def build_env() -> dict[str, str]:
