@@ -49,6 +49,8 @@ FIX = (
     "project's dependencies installed)"
 )
 
+FIX_TIME = "raise `sandbox.timeout` (and `tests.budget_seconds`), or set `test_command` to a quicker subset"
+
 
 class EnvError(Exception):
     """The environment could not be built; the message is the first error line."""
@@ -295,8 +297,10 @@ _COLLECT = re.compile(
 
 def unusable(run: Any) -> str | None:
     """Why a base run tested nothing (None: it is a usable baseline). Failing tests are usable."""
-    if run.ok or run.timed_out:
+    if run.ok:
         return None
+    if run.timed_out:  # a base that never finished is no baseline either (unless tests already failed)
+        return None if run.passed or run.bad else f"timed out after {run.seconds:.0f}s"
     out = run.output
     from .testrun import first_error
 
@@ -319,4 +323,5 @@ def _last_line(out: str) -> str:
 
 def cannot_test_note(why: str, at: str = "base") -> str:
     """The one note line of a review whose tests could not be used."""
-    return f"Tests not used as evidence: the {at} run could not test anything ({why}); {FIX}."
+    fix = FIX_TIME if why.startswith("timed out") else FIX
+    return f"Tests not used as evidence: the {at} run could not test anything ({why}); {fix}."

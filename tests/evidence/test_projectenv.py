@@ -139,6 +139,9 @@ def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
     assert "did not start" in projectenv.unusable(tr(127, "env: 'pytest': No such file or directory\n"))
     assert projectenv.unusable(tr(1, "FAILED t::a\n1 failed, 3 passed in 1s", passed=3, failed=1)) is None
     assert projectenv.unusable(tr(0, "4 passed", passed=4)) is None
+    slow = TestRun(("pytest",), -9, timed_out=True, seconds=5.0)
+    assert projectenv.unusable(slow) == "timed out after 5s"
+    assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 5s")
     note = projectenv.cannot_test_note(why)
     assert "\n" not in note and "test_command" in note and "tests.python" in note and "attr" in note
 
