@@ -48,7 +48,7 @@ class SummaryState:
 
     @property
     def fingerprints(self) -> set[str]:
-        return fingerprints_in(self.body)  # the trailing marker block only
+        return fingerprints_in("\n".join(trailing_markers(self.body)))  # the trailing marker block only
 
 
 def is_bot_login(login: str, bot_logins: frozenset[str] = frozenset()) -> bool:
@@ -148,7 +148,7 @@ class GitHubPublisher:
             c
             for c in self.api.review_comments(self.number)
             if fingerprints_in(c.body)
-            and RESOLVED_MARKER not in trailing_markers(c.body)
+            and RESOLVED_MARKER not in c.body
             and is_bot_login(c.login, self.bot_logins)
         ]
 

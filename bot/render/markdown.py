@@ -21,8 +21,8 @@ def fingerprint_marker(fp: str) -> str:
 
 
 def fingerprints_in(text: str) -> set[str]:
-    """Fingerprints hidden in a posted comment body (its trailing marker block only)."""
-    return set(_FP.findall("\n".join(trailing_markers(text or ""))))
+    """Fingerprints hidden in a posted comment body (read only the bot's own comments)."""
+    return set(_FP.findall(text or ""))
 
 
 _MARKER_LINE = re.compile(r"<!-- prereview:[a-z-]+(?:=[0-9A-Za-z._-]*)? -->")
