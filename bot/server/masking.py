@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import redact
-from ..diff import parse
+from ..change import redact
+from ..change.diff import parse
 from ..models.base import Completion, Message, Model
-from ..runner import LazyModel
+from ..pipeline.run import LazyModel
 from ..types import ChangeRequest, Finding, Review
 
 
@@ -97,6 +97,14 @@ class MaskedLazyModel(LazyModel):
 
     def __init__(self, inner: LazyModel, masking: Masking) -> None:  # noqa: D107 (wraps, does not create)
         self._lazy, self._m = inner, masking
+
+    def preload(self) -> None:
+        self._lazy.preload()
+
+    def __getattr__(self, name: str) -> Any:  # anything else LazyModel offers, from the wrapped one
+        if name == "_lazy":
+            raise AttributeError(name)
+        return getattr(self._lazy, name)
 
     def __call__(self) -> Model:
         return MaskedModel(self._lazy(), self._m)

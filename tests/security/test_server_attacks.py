@@ -20,7 +20,7 @@ import pytest
 from bot import config as config_mod
 from bot.config import Config
 from bot.models.scripted import ScriptedModel
-from bot.runner import LazyModel
+from bot.pipeline.run import LazyModel
 from bot.server.forge_session import replied_to
 from bot.server.jobs import Job
 from bot.server.queue import make_storage
@@ -325,7 +325,9 @@ def test_a_summary_written_by_someone_else_is_not_the_bots(gh_fake: FakeGitHub) 
 
 def test_a_gitlab_thread_by_someone_else_does_not_suppress_a_finding() -> None:
     """A note by another user carrying a finding's fingerprint marker: the finding is still posted."""
+    from bot.config import GitLabConfig
     from bot.forges.gitlab import GitLabForge
+    from bot.publish.gitlab import publish
     from bot.render.markdown import SUMMARY_MARKER, fingerprint_marker
     from bot.types import ChangeRef, ChangeRequest
     from tests.fakes.gitlab_api import TOKEN, FakeGitLab
@@ -339,7 +341,7 @@ def test_a_gitlab_thread_by_someone_else_does_not_suppress_a_finding() -> None:
             ChangeRef("gitlab", gl.project_path, number=gl.mr_iid), "b" * 40, "a" * 40, DIFF, "t", ""
         )
         review = Review("b" * 40, "a" * 40, (finding,), Stats(model="s"), Coverage(reviewed=("app.py",)))
-        result = forge.post_review(change, review)
+        result = publish(forge, change, review, GitLabConfig())
         assert result.discussions == 1, result
         assert not gl.violations
 
@@ -351,7 +353,7 @@ def gh_fake() -> Iterator[FakeGitHub]:
 
 
 def _diff():  # type: ignore[no-untyped-def]
-    from bot.diff import parse
+    from bot.change.diff import parse
 
     return parse(DIFF)
 
@@ -362,6 +364,9 @@ def _diff():  # type: ignore[no-untyped-def]
 class _Fixed(LazyModel):
     def __init__(self, model: ScriptedModel) -> None:  # noqa: D107
         self._fixed = model
+
+    def preload(self) -> None:
+        return None
 
     def __call__(self) -> ScriptedModel:  # type: ignore[override]
         return self._fixed
