@@ -19,7 +19,7 @@ COPY bot ./bot
 COPY scripts/ci ./scripts/ci
 RUN PREREVIEW_PYTHON=python3 PREREVIEW_EXTRAS=github,gitlab PREREVIEW_WHEELHOUSE=/tmp/wheels \
     PREREVIEW_LLAMA_BUILD="${LLAMA_BUILD}" bash scripts/ci/install.sh \
- && /opt/prereview/bin/python -m bot.commands.ci_model "${PREREVIEW_MODEL}" \
+ && /opt/prereview/bin/python -m bot.cli.ci_model "${PREREVIEW_MODEL}" \
  && rm -rf /tmp/wheels
 
 FROM python:${PYTHON_VERSION}-slim-bookworm

@@ -32,7 +32,7 @@ def test_hadolint_catches_a_bad_dockerfile(tmp_path: Path) -> None:
 
 def test_the_image_installs_the_whole_pipeline() -> None:
     text = DOCKERFILE.read_text()
-    assert "scripts/ci/install.sh" in text and "bot.commands.ci_model" in text
+    assert "scripts/ci/install.sh" in text and "bot.cli.ci_model" in text
     assert "bubblewrap" in text and "PREREVIEW_CACHE_DIR=/opt/prereview-cache" in text
     ignored = (ROOT / ".dockerignore").read_text().split()
     for needed in ("bot", "scripts", "pyproject.toml"):

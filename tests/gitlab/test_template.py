@@ -43,7 +43,7 @@ def test_template_job() -> None:
     assert '$CI_MERGE_REQUEST_DRAFT != "true"' in rule["if"] and "$PREREVIEW_REVIEW_DRAFTS" in rule["if"]
     assert doc["variables"]["PREREVIEW_REVIEW_DRAFTS"] == "false"
     script = "\n".join(job["script"])
-    assert "bot.commands.shellwords PREREVIEW_ARGS --" in script and 'prereview" gitlab' in script
+    assert "bot.cli.shellwords PREREVIEW_ARGS --" in script and 'prereview" gitlab' in script
     assert "CI_MERGE_REQUEST_SOURCE_PROJECT_ID" in script  # the fork warning
     assert job["artifacts"]["reports"]["codequality"] == GitLabConfig().codequality_path
     assert job["artifacts"]["when"] == "always"  # the report matters most when the job fails
