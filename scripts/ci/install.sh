@@ -12,6 +12,7 @@
 #   PREREVIEW_LLAMA_BUILD cpu (portable: every x86 variant, picked at load time) or cuda
 #   PREREVIEW_LLAMA_VERSION  llama-cpp-python version (default: the pin in pyproject.toml next to this file)
 #   PREREVIEW_SEMGREP_VERSION  semgrep version (default: the Makefile's pin)
+#   PREREVIEW_SEMGREP     an installed semgrep to link instead of installing one (a self-hosted runner's)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$(dirname "$here")")"
@@ -66,16 +67,23 @@ fi
 
 spec="$PREREVIEW_SPEC[$extras]"
 say "pip install $spec"
+t1=$SECONDS
 "$py" -m pip install "${pip_flags[@]}" "${find_links[@]}" "$spec"
+say "prereview and its scanners installed in $((SECONDS - t1)) s"
+t1=$SECONDS
 
 # semgrep: its own venv beside prereview's, linked into prereview's bin (found next to the interpreter).
 sg="$PREREVIEW_VENV/semgrep"
-if [ ! -x "$sg/bin/semgrep" ]; then
+if [ -n "${PREREVIEW_SEMGREP:-}" ]; then
+  say "semgrep: using $PREREVIEW_SEMGREP"
+  mkdir -p "$sg/bin" && ln -sf "$PREREVIEW_SEMGREP" "$sg/bin/semgrep"
+elif [ ! -x "$sg/bin/semgrep" ]; then
   say "semgrep $PREREVIEW_SEMGREP_VERSION (own venv)"
   "$PREREVIEW_PYTHON" -m venv "$sg"
   "$sg/bin/python" -m pip install "${pip_flags[@]}" "semgrep==$PREREVIEW_SEMGREP_VERSION"
 fi
 ln -sf "$sg/bin/semgrep" "$PREREVIEW_VENV/bin/semgrep"
+say "semgrep ready in $((SECONDS - t1)) s"
 
 # Fail here, with the reason, rather than in the review: every scanner and the runtime must load.
 "$PREREVIEW_VENV/bin/prereview" --version >/dev/null

@@ -6,7 +6,8 @@
 # the sysctl. Then prove it: `bwrap --unshare-all --ro-bind / / true` must succeed.
 # Prints `ok` or `off: REASON` on its last line; with $GITHUB_ENV set, a failure also exports
 # PREREVIEW_SANDBOX_OFF=REASON, which prereview turns into a review note (tests and fix checks off).
-# PREREVIEW_SANDBOX_SUDO=0: never use root or sudo (no apt-get, no AppArmor profile, no sysctl).
+# PREREVIEW_SANDBOX_SUDO=0: never use root or sudo (no apt-get, no AppArmor profile, no sysctl);
+# =direct: run those commands without sudo. PREREVIEW_USERNS_SYSCTL / PREREVIEW_APPARMOR_PROFILE: paths.
 set -uo pipefail
 RESTRICT="${PREREVIEW_USERNS_SYSCTL:-/proc/sys/kernel/apparmor_restrict_unprivileged_userns}"
 PROFILE="${PREREVIEW_APPARMOR_PROFILE:-/etc/apparmor.d/bwrap}"
@@ -14,6 +15,8 @@ log() { echo "prereview-sandbox: $*" >&2; }
 sudo_cmd=()
 if [ "${PREREVIEW_SANDBOX_SUDO:-1}" = 0 ]; then
   sudo_cmd=(none)  # the runner's owner forbids changing the machine
+elif [ "${PREREVIEW_SANDBOX_SUDO:-1}" = direct ]; then
+  sudo_cmd=()  # run the privileged commands as this user (tests; users who hold the rights)
 elif [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo_cmd=(sudo -n); else sudo_cmd=(none); fi
 fi

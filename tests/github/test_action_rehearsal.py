@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,17 @@ def llama_wheel() -> Path | None:
         if found:
             return found[-1]
     return None
+
+
+def rehearsal_env() -> dict[str, str]:
+    """pip's download cache is the machine's (nothing downloaded twice); a semgrep that `make install-dev`
+    put beside this interpreter is linked (PREREVIEW_SEMGREP) instead of installed again. Without one, the
+    install step installs semgrep into its own venv, as on a hosted runner (CI)."""
+    env = {"PIP_CACHE_DIR": str(Path(os.environ.get("PIP_CACHE_DIR", Path.home() / ".cache" / "pip")))}
+    semgrep = shutil.which("semgrep") or shutil.which("semgrep", path=str(Path(sys.executable).parent))
+    if semgrep and os.environ.get("PREREVIEW_REHEARSAL_INSTALL_SEMGREP") != "1":
+        env["PREREVIEW_SEMGREP"] = os.path.realpath(semgrep)
+    return env
 
 
 def copy_action(dest: Path) -> Path:

@@ -10,7 +10,6 @@ llama-cpp-python wheel (the one pip built for this machine; nothing is compiled)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,14 @@ import yaml
 from bot.models import catalog
 from bot.render.markdown import SUMMARY_MARKER
 from tests.ci.runner import CacheStore, base_python, gitlab_job
-from tests.github.test_action_rehearsal import LLAMA_VERSION, RISKY, TEST_COMMAND, copy_action, llama_wheel
+from tests.github.test_action_rehearsal import (
+    LLAMA_VERSION,
+    RISKY,
+    TEST_COMMAND,
+    copy_action,
+    llama_wheel,
+    rehearsal_env,
+)
 
 from .conftest import MR, SCRIPTED
 
@@ -74,7 +80,6 @@ def test_the_template_installs_the_pipeline_reviews_and_then_runs_from_the_cache
     )
     (cfg_dir / "c.yml").write_text(yaml.safe_dump(config))
     template = yaml.safe_load(TEMPLATE.read_text())
-    pip_cache = Path(os.environ.get("PIP_CACHE_DIR", Path.home() / ".cache" / "pip"))
 
     with bug_mr.fake() as fake:
         env = {k: v for k, v in bug_mr.env(fake).items() if k not in ("PATH", "HOME")}
@@ -87,7 +92,7 @@ def test_the_template_installs_the_pipeline_reviews_and_then_runs_from_the_cache
                 home=home,
                 cache=store,
                 ci_env=env,
-                extra_env={"PIP_CACHE_DIR": str(pip_cache)},
+                extra_env=rehearsal_env(),
                 extra_path=[str(base_python().parent)],  # the image's python
                 overrides={
                     "PREREVIEW_PIP_SPEC": str(src),
