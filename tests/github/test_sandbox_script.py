@@ -23,7 +23,7 @@ def _fakes(tmp: Path, parser_helps: bool) -> Path:
         "bwrap": f'[ -e "{allowed}" ] && exit 0\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
         "apparmor_parser": (
             f'[ "$1" = -r ] && grep -q "userns," "$2" && grep -q "profile bwrap {bin_}/bwrap" "$2" '
-            f'&& {"touch " + str(allowed) if parser_helps else "true"}\n'
+            f"&& {'touch ' + str(allowed) if parser_helps else 'true'}\n"
         ),
         "sysctl": f'echo "$@" > "{tmp}/sysctl-args"\ntouch "{allowed}"\n',
     }
