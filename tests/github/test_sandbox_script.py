@@ -20,7 +20,8 @@ def _fakes(tmp: Path, parser_helps: bool) -> Path:
     bin_.mkdir()
     allowed = tmp / "userns-allowed"
     scripts = {
-        "bwrap": f'[ -e "{allowed}" ] && exit 0\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
+        "bwrap": f'[ -e "{allowed}" ] && exit 0\necho "bwrap: setting up uid map: Permission denied" >&2\n'
+        "exit 1\n",
         "apparmor_parser": (
             f'[ "$1" = -r ] && grep -q "userns," "$2" && grep -q "profile bwrap {bin_}/bwrap" "$2" '
             f"&& {'touch ' + str(allowed) if parser_helps else 'true'}\n"
