@@ -123,3 +123,37 @@ def test_outputs_match_what_prereview_writes() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     names = set(review_outputs(Review("b", "h", (), Stats(), Coverage())))
     assert names == set(action["outputs"])
+
+
+def _plan(tmp_path: Path, **env: str) -> dict[str, str]:
+    out = tmp_path / "out"
+    out.write_text("")
+    full = {
+        "ACTION_PATH": str(ROOT),
+        "GITHUB_OUTPUT": str(out),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/ci/plan.sh")], env={**full, **env}, check=True, capture_output=True
+    )
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+def test_the_plan_picks_extras_and_keys_per_mode(tmp_path: Path) -> None:
+    base = {"PYTHON_VERSION": "3.11.9", "RUNNER_KEY": "Linux-X64"}
+    local = _plan(tmp_path, **base)
+    assert local["llama"] == "1" and local["extras"] == "github" and local["model-cacheable"] == "1"
+    assert local["venv-key"].startswith("prereview-venv-Linux-X64-py3.11.9-llama0.3.36-cpu-github-")
+    hub = _plan(tmp_path, **base, MODEL="hf:owner/repo/m.gguf")
+    assert (
+        hub["extras"] == "github,hf"
+        and hub["model-cacheable"] == "0"
+        and hub["venv-key"] != local["venv-key"]
+    )
+    server = _plan(tmp_path, **base, API_BASE="http://gpu:8080/v1")
+    assert server["llama"] == "0" and "-api-" in server["venv-key"] and server["model-cacheable"] == "0"
+    cuda = _plan(tmp_path, **base, LLAMA_BUILD="cuda")
+    assert "-cuda-" in cuda["wheel-key"] and cuda["wheel-key"] != local["wheel-key"]
+    assert cuda["venv-key"] != local["venv-key"] and cuda["wheelhouse"] != local["wheelhouse"]
+    assert _plan(tmp_path, PYTHON_VERSION="3.12.1")["venv-key"] != local["venv-key"]
