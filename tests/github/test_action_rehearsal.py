@@ -139,9 +139,7 @@ def rehearsal(
             "GITHUB_API_URL": action.gh.url,
             "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md"),
         },
-        extra_env={
-            "PIP_CACHE_DIR": str(Path(os.environ.get("PIP_CACHE_DIR", Path.home() / ".cache" / "pip")))
-        },
+        extra_env=rehearsal_env(),
     )
     return action, runner, cfg_dir / "prereview.yml"
 
