@@ -14,77 +14,20 @@ from __future__ import annotations
 
 import argparse
 import base64
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.server.checkout import DEPTH, checkout  # noqa: E402
+from tests.fakes.git_http import GitHTTP  # noqa: E402
 
 TOKEN = "bench-token"
-BACKEND = "/usr/lib/git-core/git-http-backend"
-
-
-def serve(root: Path) -> tuple[ThreadingHTTPServer, str]:
-    """Smart HTTP for the repositories under `root` (http://host/NAME.git), Basic auth with TOKEN."""
-    wanted = "Basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            return None
-
-        def _cgi(self) -> None:
-            if self.headers.get("Authorization") != wanted:
-                self.send_response(401)
-                self.send_header("WWW-Authenticate", 'Basic realm="git"')
-                self.end_headers()
-                return
-            path, _, query = self.path.partition("?")
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            env = {
-                "GIT_PROJECT_ROOT": str(root),
-                "GIT_HTTP_EXPORT_ALL": "1",
-                "PATH_INFO": path,
-                "QUERY_STRING": query,
-                "REQUEST_METHOD": self.command,
-                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-                "CONTENT_LENGTH": str(len(body)),
-                "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
-                "REMOTE_USER": "x-access-token",
-                "PATH": os.environ["PATH"],
-            }
-            if self.headers.get("Content-Encoding") == "gzip":
-                env["HTTP_CONTENT_ENCODING"] = "gzip"
-            out = subprocess.run([BACKEND], input=body, env=env, capture_output=True, check=False).stdout
-            head, _, payload = out.partition(b"\r\n\r\n")
-            status = 200
-            headers = []
-            for line in head.decode().split("\r\n"):
-                key, _, value = line.partition(": ")
-                if key.lower() == "status":
-                    status = int(value.split()[0])
-                elif key:
-                    headers.append((key, value))
-            self.send_response(status)
-            for key, value in headers:
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        do_GET = do_POST = _cgi
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def du(path: Path) -> float:
@@ -106,31 +49,28 @@ def main() -> None:
         root = Path(tmp) / "srv"
         root.mkdir()
         (root / "r.git").symlink_to(bare)
-        server, url = serve(root)
-        shallow, full, sizes, full_sizes, mb = [], [], [], [], []
-        for i in range(args.runs):
-            dest = Path(tmp) / f"w{i}"
-            t0 = time.monotonic()
-            checkout(f"{url}/r.git", [base, head], dest, user="x-access-token", token=TOKEN)
-            shallow.append(time.monotonic() - t0)
-            t0 = time.monotonic()
-            subprocess.run(
-                ["git", "-C", str(dest), "merge-base", base, head], check=True, capture_output=True
-            )
-            mb.append(time.monotonic() - t0)
-            sizes.append(du(dest / ".git"))
-            dest2 = Path(tmp) / f"f{i}"
-            basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
-            t0 = time.monotonic()
-            subprocess.run(
-                ["git", "-c", f"http.extraHeader=Authorization: Basic {basic}", "clone", "-q", f"{url}/r.git"]
-                + [str(dest2)],
-                check=True,
-                capture_output=True,
-            )
-            full.append(time.monotonic() - t0)
-            full_sizes.append(du(dest2 / ".git"))
-        server.shutdown()
+        with GitHTTP(root, "x-access-token", TOKEN) as server:
+            url = server.url
+            shallow, full, sizes, full_sizes, mb = [], [], [], [], []
+            for i in range(args.runs):
+                dest = Path(tmp) / f"w{i}"
+                t0 = time.monotonic()
+                checkout(f"{url}/r.git", [base, head], dest, user="x-access-token", token=TOKEN)
+                shallow.append(time.monotonic() - t0)
+                t0 = time.monotonic()
+                subprocess.run(
+                    ["git", "-C", str(dest), "merge-base", base, head], check=True, capture_output=True
+                )
+                mb.append(time.monotonic() - t0)
+                sizes.append(du(dest / ".git"))
+                dest2 = Path(tmp) / f"f{i}"
+                basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+                header = f"http.extraHeader=Authorization: Basic {basic}"
+                clone = ["git", "-c", header, "clone", "-q", f"{url}/r.git", str(dest2)]
+                t0 = time.monotonic()
+                subprocess.run(clone, check=True, capture_output=True)
+                full.append(time.monotonic() - t0)
+                full_sizes.append(du(dest2 / ".git"))
     count = subprocess.run(
         ["git", "-C", str(bare), "rev-list", "--count", "--all"], check=True, capture_output=True, text=True
     ).stdout.strip()

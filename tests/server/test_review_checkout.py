@@ -23,6 +23,7 @@ from bot.render.markdown import fingerprints_in
 from bot.server import workspace
 from bot.types import ChangeRef, ChangeRequest
 from tests.conftest import git
+from tests.fakes import git_http
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.gitlab_api import TOKEN, FakeGitLab
 from tests.server.stack import ROOT, Stack, comment_event, payload, wait_for
@@ -157,6 +158,72 @@ def test_gitlab_review_flags_a_secret_the_change_adds_like_the_cli(make_repo, tm
     assert "AKIAQWERTYUIOP123456" not in summary + "".join(b for *_, b in inline)  # masked, as in the CLI
     assert workspace.TESTS_OFF in summary  # a stage that did not run says so
     assert not gl.violations
+    assert_clean(stack, logs)
+
+
+# The PR's own tests look for the token everywhere they can reach (environment, the tree, /tmp, $HOME);
+# the token is assembled at run time so the repository's text never holds it.
+LEAK_TEST = """\
+import base64, os
+
+SECRET = "test" + "-token"
+FORMS = [SECRET, base64.b64encode(("x-access-token:" + SECRET).encode()).decode()]
+
+
+def test_the_token_is_out_of_reach():
+    seen = [k for k, v in os.environ.items() if any(f in v for f in FORMS)]
+    for root in {os.getcwd(), "/tmp", os.path.expanduser("~")}:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                try:
+                    with open(os.path.join(folder, name), "rb") as fh:
+                        data = fh.read(2_000_000)
+                except OSError:
+                    continue
+                seen += [os.path.join(folder, name) for f in FORMS if f.encode() in data]
+    assert not seen, seen
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(not git_http.available(), reason="git-http-backend not found (git --exec-path)")
+def test_over_http_the_token_reaches_git_only(make_repo, tmp_path: Path) -> None:
+    """The clone URL is smart HTTP requiring the token: git sent it, and the PR's tests, run from the
+    checkout in the sandbox, could not find it (their only failure is the one the change makes)."""
+    calc = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+    tests = "from calc import double, triple\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
+    tests += "def test_triple():\n    assert triple(3) == 9\n"
+    repo = make_repo(
+        {"calc.py": calc, "test_calc.py": tests},
+        {"calc.py": calc.replace("3 * x", "3 + x"), "test_leak.py": LEAK_TEST},
+    )
+    base, head = git(repo, "rev-parse", "HEAD~1").strip(), git(repo, "rev-parse", "HEAD").strip()
+    _bare(repo, tmp_path, REPO)
+    diff = git(repo, "diff", base, head)
+    with (
+        git_http.GitHTTP(tmp_path / "remotes", "x-access-token", "test-token") as remote,
+        FakeGitHub(repo=REPO, pr_number=PR, diff_text=diff, head_sha=head, base_sha=base) as gh,
+    ):
+        extra = {"test_command": "python -m pytest -q -p no:cacheprovider"}
+        stack = _stack(tmp_path, gh.url, extra, server={"github_git_url": remote.url})
+        try:
+            stack.start_server()
+            stack.start_worker()
+            assert stack.github(comment_event("/review", comment_id=43)).status_code == 202
+            wait_for(
+                lambda: any(SUMMARY in c["body"] for c in gh.issue_comments),
+                300,
+                "the summary\n" + stack.logs(),
+            )
+            logs = stack.logs()
+        finally:
+            stack.stop()
+        summary = next(c["body"] for c in gh.issue_comments if SUMMARY in c["body"])
+        bodies = [c["body"] for c in gh.comments]
+    assert remote.authorized > 0 and remote.refused == 0  # the checkout went over HTTP, with the header
+    [broken] = [b for b in bodies if "`tests/broken`" in b]
+    assert "test_triple" in broken and "test_the_token_is_out_of_reach" not in broken, broken
+    assert "test_the_token_is_out_of_reach" not in summary
     assert_clean(stack, logs)
 
 
