@@ -250,6 +250,34 @@ def test_a_failed_checkout_is_said_in_the_review(tmp_path: Path) -> None:
     assert_clean(stack, logs)
 
 
+def test_a_sandbox_that_cannot_start_is_said_in_the_review(make_repo, tmp_path: Path) -> None:
+    """Checked out, but the server's sandbox (docker here, no engine) cannot run the tests: a note."""
+    repo = make_repo({"t_test.py": "def test_ok():\n    pass\n"}, {"app.py": "x = 1\n"})
+    base, head = git(repo, "rev-parse", "HEAD~1").strip(), git(repo, "rev-parse", "HEAD").strip()
+    _bare(repo, tmp_path, REPO)
+    diff = git(repo, "diff", base, head)
+    with FakeGitHub(repo=REPO, pr_number=PR, diff_text=diff, head_sha=head, base_sha=base) as gh:
+        extra = {"test_command": "python -m pytest -q", "sandbox": {"backend": "docker"}}
+        stack = _stack(tmp_path, gh.url, extra)
+        stack.env["DOCKER_HOST"] = f"unix://{tmp_path}/no-docker.sock"
+        try:
+            stack.start_server()
+            stack.start_worker()
+            assert stack.github(comment_event("/review", comment_id=44)).status_code == 202
+            wait_for(
+                lambda: any(SUMMARY in c["body"] for c in gh.issue_comments),
+                60,
+                "the summary\n" + stack.logs(),
+            )
+            logs = stack.logs()
+        finally:
+            stack.stop()
+        summary = next(c["body"] for c in gh.issue_comments if SUMMARY in c["body"])
+    assert "tests not run: " in summary and "docker" in summary.lower(), summary
+    assert "diff alone" not in summary
+    assert_clean(stack, logs)
+
+
 def test_the_review_runs_from_the_merge_base_when_the_target_moved_on(make_repo) -> None:
     """GitHub names the target branch's tip as the base; the review (as GitHub's diff) is from the
     merge base, so the target's newer commits are not reviewed as if the PR removed them."""
