@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import git
+from ..change import git
 from ..config import CONFIG_FILE, Config
 from ..types import ChangeRequest, PrereviewError
 from . import repo_config
