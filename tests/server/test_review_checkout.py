@@ -221,6 +221,9 @@ def test_over_http_the_token_reaches_git_only(make_repo, tmp_path: Path) -> None
         summary = next(c["body"] for c in gh.issue_comments if SUMMARY in c["body"])
         bodies = [c["body"] for c in gh.comments]
     assert remote.authorized > 0 and remote.refused == 0  # the checkout went over HTTP, with the header
+    timed = re.search(r"fetched base and head in (\d+\.\d\d) s", logs)
+    assert timed, logs  # the fetch is timed in the worker's log
+    print(f"checkout over smart HTTP: {timed.group(1)} s")
     [broken] = [b for b in bodies if "`tests/broken`" in b]
     assert "test_triple" in broken and "test_the_token_is_out_of_reach" not in broken, broken
     assert "test_the_token_is_out_of_reach" not in summary
