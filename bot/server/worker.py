@@ -107,6 +107,8 @@ class ForgeRunner:
                 scope = parse(reviewed.diff_text)
                 since = last["head"][:12]
                 notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
+                reviewed, more = workspace.since(reviewed, last["head"], forge.kind)
+                notes += more
             review = review_change(reviewed, ws.cfg, model=self.model)
         s = review.stats
         stats = replace(s, seconds_total=round(s.seconds_total + ws.seconds, 3))  # the fetch counts too

@@ -32,6 +32,10 @@ FAR_BASE = (
     "base were taken at the target branch's tip `{base}`."
 )
 TESTS_OFF = "Tests not run: `tests: off` in the config."
+LAST_GONE = (
+    "The last reviewed head `{last}` is no longer in this {kind}'s history (force-pushed?): the tests and "
+    "scanners compared the head with the base."
+)
 
 
 @dataclass(frozen=True)
@@ -79,3 +83,17 @@ def on_checkout(change: ChangeRequest, repo: Path) -> tuple[ChangeRequest, tuple
         return replace(change, workdir=repo), (note,)
     diff_text = git.diff(repo, base, change.head_sha)
     return replace(change, base_sha=base, diff_text=diff_text, workdir=repo), ()
+
+
+def since(reviewed: ChangeRequest, last_head: str, kind: str) -> tuple[ChangeRequest, tuple[str, ...]]:
+    """An incremental review's change: its tests and scanners compare the head with the last reviewed
+    head (what the new commits broke or added), not with the base, whose findings the last review posted.
+    Without a checkout nothing changes; when that head is gone from the history, the base, with a note."""
+    repo = reviewed.workdir
+    if repo is None:
+        return reviewed, ()
+    try:
+        git.git(repo, "cat-file", "-e", f"{last_head}^{{commit}}")
+    except git.GitError:
+        return reviewed, (LAST_GONE.format(last=last_head[:12], kind=kind),)
+    return replace(reviewed, base_sha=last_head), ()

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,13 @@ def test_gitlab_review_flags_a_secret_the_change_adds_like_the_cli(make_repo, tm
     assert_clean(stack, logs)
 
 
+CALC = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+CALC_TESTS = (
+    "from calc import double, triple\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
+    "def test_triple():\n    assert triple(3) == 9\n"
+)
+
+
 # The PR's own tests look for the token everywhere they can reach (environment, the tree, /tmp, $HOME);
 # the token is assembled at run time so the repository's text never holds it.
 LEAK_TEST = """\
@@ -190,12 +198,9 @@ def test_the_token_is_out_of_reach():
 def test_over_http_the_token_reaches_git_only(make_repo, tmp_path: Path) -> None:
     """The clone URL is smart HTTP requiring the token: git sent it, and the PR's tests, run from the
     checkout in the sandbox, could not find it (their only failure is the one the change makes)."""
-    calc = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
-    tests = "from calc import double, triple\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
-    tests += "def test_triple():\n    assert triple(3) == 9\n"
     repo = make_repo(
-        {"calc.py": calc, "test_calc.py": tests},
-        {"calc.py": calc.replace("3 * x", "3 + x"), "test_leak.py": LEAK_TEST},
+        {"calc.py": CALC, "test_calc.py": CALC_TESTS},
+        {"calc.py": CALC.replace("3 * x", "3 + x"), "test_leak.py": LEAK_TEST},
     )
     base, head = git(repo, "rev-parse", "HEAD~1").strip(), git(repo, "rev-parse", "HEAD").strip()
     _bare(repo, tmp_path, REPO)
@@ -227,6 +232,47 @@ def test_over_http_the_token_reaches_git_only(make_repo, tmp_path: Path) -> None
     [broken] = [b for b in bodies if "`tests/broken`" in b]
     assert "test_triple" in broken and "test_the_token_is_out_of_reach" not in broken, broken
     assert "test_the_token_is_out_of_reach" not in summary
+    assert_clean(stack, logs)
+
+
+@needs_bwrap
+def test_incremental_review_on_a_checkout_posts_only_what_is_new(make_repo, tmp_path: Path) -> None:
+    """`/review` flags the broken test; after a push that adds a secret, `/review -i` flags the secret
+    only: the earlier finding is neither posted again nor resolved, and the tests ran on the new head."""
+    repo = make_repo(
+        {"calc.py": CALC, "test_calc.py": CALC_TESTS}, {"calc.py": CALC.replace("3 * x", "3 + x")}
+    )
+    base, first = git(repo, "rev-parse", "HEAD~1").strip(), git(repo, "rev-parse", "HEAD").strip()
+    (repo / "settings.py").write_text('AWS_KEY_ID = "AKIAQWERTYUIOP123456"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a push")
+    second = git(repo, "rev-parse", "HEAD").strip()
+    _bare(repo, tmp_path, REPO)
+    with FakeGitHub(
+        repo=REPO, pr_number=PR, diff_text=git(repo, "diff", base, first), head_sha=first, base_sha=base
+    ) as gh:
+        extra = {"test_command": "python -m pytest -q -p no:cacheprovider"}
+        stack = _stack(tmp_path, gh.url, extra)
+        try:
+            stack.start_server()
+            stack.start_worker()
+            assert stack.github(comment_event("/review", comment_id=45)).status_code == 202
+            wait_for(lambda: gh.comments, 120, "the first review\n" + stack.logs())
+            gh.set_head(second, git(repo, "diff", base, second))
+            assert stack.github(comment_event("/review -i", comment_id=46)).status_code == 202
+            wait_for(
+                lambda: any("Incremental review" in c["body"] for c in gh.issue_comments),
+                120,
+                "the incremental summary\n" + stack.logs(),
+            )
+            logs = stack.logs()
+        finally:
+            stack.stop()
+        posted_ = [(c["path"], _RULE.search(c["body"].splitlines()[0])) for c in gh.comments]
+        rules = [(path, m.group(2)) for path, m in posted_ if m]
+        resolved = [c for c in gh.comments if "prereview:resolved" in c["body"]]
+    assert rules == [("calc.py", "tests/broken"), ("settings.py", "secrets.aws-access-key-id")], rules
+    assert not resolved and not gh.schema_errors
     assert_clean(stack, logs)
 
 
@@ -299,3 +345,18 @@ def test_the_review_runs_from_the_merge_base_when_the_target_moved_on(make_repo)
     unrelated = git(repo, "commit-tree", f"{tip}^{{tree}}", "-m", "no common history").strip()
     local, notes = workspace.on_checkout(ChangeRequest(change.ref, unrelated, head, "api"), repo)
     assert local.workdir == repo and local.diff_text == "api" and "merge base" in notes[0]
+
+
+def test_an_incremental_review_compares_with_the_last_reviewed_head(make_repo) -> None:
+    repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
+    base, head = git(repo, "rev-parse", "HEAD~1").strip(), git(repo, "rev-parse", "HEAD").strip()
+    change = ChangeRequest(ChangeRef("github", REPO, number=PR), base, head, "diff", workdir=repo)
+    assert workspace.since(change, base, "PR") == (
+        ChangeRequest(change.ref, base, head, "diff", workdir=repo),
+        (),
+    )
+    local, notes = workspace.since(replace(change, base_sha="0" * 40), head, "PR")
+    assert local.base_sha == head and notes == ()
+    local, notes = workspace.since(change, "f" * 40, "PR")  # force-pushed away: the base, said
+    assert local == change and notes[0].startswith(f"The last reviewed head `{'f' * 12}` is no longer")
+    assert workspace.since(replace(change, workdir=None), head, "PR") == (replace(change, workdir=None), ())
