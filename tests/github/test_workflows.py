@@ -169,6 +169,7 @@ def test_test_command_and_tests_python_inputs_reach_the_config() -> None:
     assert review["env"]["PREREVIEW_TESTS_PYTHON"] == "${{ inputs.tests-python }}"
     assert {"test-command", "tests-python"} <= set(action["inputs"])
     assert ENV_OVERRIDES["PREREVIEW_TEST_COMMAND"] == "tests.command"
-    cfg = build({}, env={"PREREVIEW_TEST_COMMAND": "tox -e py312", "PREREVIEW_TESTS_PYTHON": "/opt/py/bin/python"})
+    env = {"PREREVIEW_TEST_COMMAND": "tox -e py312", "PREREVIEW_TESTS_PYTHON": "/opt/py/bin/python"}
+    cfg = build({}, env=env)
     assert (cfg.tests.command, cfg.tests.python) == ("tox -e py312", "/opt/py/bin/python")
     assert build({}, env={"PREREVIEW_TEST_COMMAND": "", "PREREVIEW_TESTS_PYTHON": ""}).tests.command is None
