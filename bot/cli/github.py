@@ -163,7 +163,12 @@ def _run(
                 "patches": cfg.patches.model_copy(update={"enabled": False}),
             }
         )
-    publisher = GitHubPublisher(api, job.number, max_comments=cfg.github.max_comments_per_request)
+    # The summary and threads are recognised as prereview's by their author: `*[bot]` (the Actions token),
+    # or a login listed in server.bot_logins (a personal access token's user).
+    bots = frozenset(x.lower() for x in cfg.server.bot_logins)
+    publisher = GitHubPublisher(
+        api, job.number, max_comments=cfg.github.max_comments_per_request, bot_logins=bots
+    )
     state = publisher.summary()
     # Since the head the last review recorded in its summary, not the push's `before`: a run that was
     # cancelled or failed would otherwise leave its commits unreviewed. No recorded head: from the base.
