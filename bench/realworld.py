@@ -30,12 +30,12 @@ Case kinds (each a repo whose last commit is the change, reviewed as base=HEAD^,
   findings carry such an example (evidence of a behaviour or test finding).
 - `kept` (project environments, issue 15): head = source file put back, the regression test kept (it
   should fail at head). Scored: a `tests/broken` finding on the source file; whether the base test run
-  was usable (it ran tests and did not fail as a whole), and whether a test of the fix's test files failed
-  at head (the denominator of issue 15's figure). Reviewed twice: cold (empty cache: environment and test
+  was usable (tests ran and some passed, not a failure as a whole; "clean": all passed), and whether a test
+  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure). Reviewed twice: cold (empty cache: environment and test
   results built) and warm (same cache).
 - `ordinary`: base = the parent, head = the commit itself. Scored: findings >= medium per commit.
 
-`run` reviews each case in-process exactly as `prereview review --format json` does (runner.review_change;
+`run` takes the cases round-robin over (kind, project), so any prefix of a run is balanced, and reviews each case in-process exactly as `prereview review --format json` does (runner.review_change;
 the PR title is blanked), with a fresh cache folder per case (PREREVIEW_CACHE_DIR), and records per case the
 whole-review time, the model's time and the test runs' time (base/head, from the test runner).
 """
@@ -307,8 +307,12 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
     row["base_summary"] = base["summary"] if base else None
     row["head_summary"] = head["summary"] if head else None
     tests = tuple(case["test_files"])
+    was = set(base["failing"]) if base else set()
+    row["base_clean"] = bool(base and base["ok"])
     row["regression_fails_at_head"] = bool(
-        head and tests and any(t.split("::")[0] in tests or t.startswith(tests) for t in head["failing"])
+        head
+        and tests
+        and any(t not in was and (t.split("::")[0] in tests or t.startswith(tests)) for t in head["failing"])
     )
     return row
 
@@ -372,6 +376,7 @@ def review_case(
         "seconds_tests": round(sum(r["seconds"] for r in rec.runs), 2),
         "runs": list(rec.runs),
         "notes": list(review.notes),
+        "skipped": doc.get("coverage", {}).get("skipped", []),
         "findings": findings,
     }
 
@@ -383,6 +388,20 @@ def _rank(sev: str) -> int:
         return severity_rank(sev)
     except Exception:
         return 0
+
+
+def interleave(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Round-robin over (project, kind), each in the data file's order: any prefix of a run is balanced."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in cases:
+        groups[(c["project"], c["kind"])].append(c)
+    queues = [groups[k] for k in sorted(groups, key=lambda k: (k[1], k[0]))]
+    out: list[dict[str, Any]] = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
 
 
 def _clones(values: list[str]) -> dict[str, Path]:
@@ -429,6 +448,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     clones = _clones(args.clone)
     cases = [c for c in json.loads(args.data.read_text())["cases"] if c["kind"] in args.kinds.split(",")]
     cases = [c for c in cases if c["project"] in clones]
+    cases = interleave(cases)
     if args.limit:
         cases = cases[: args.limit]
     name = args.model or "qwen2.5-coder-1.5b"
@@ -518,7 +538,7 @@ def summarize(rows: list[dict[str, Any]]) -> str:
         fails = [r for r in k if r["regression_fails_at_head"]]
         lines.append(
             f"kept     tests flagged it {_pct(sum(r['tests_flagged'] for r in k), len(k))}; base run usable "
-            f"{_pct(sum(r['base_usable'] for r in k), len(k))}; regression test failed at head "
+            f"{_pct(sum(r['base_usable'] for r in k), len(k))} (clean {_pct(sum(r.get('base_clean', False) for r in k), len(k))}); regression test failed at head "
             f"{_pct(len(fails), len(k))}, of those flagged {_pct(sum(r['tests_flagged'] for r in fails), len(fails))}"
         )
     o = [r for r in ok if r["kind"] == "ordinary"]
