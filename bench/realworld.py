@@ -3,7 +3,7 @@
 No code of those projects is stored here: `bench/data/realworld.json` lists the cases (project, commit,
 kind, file, truth lines) and every case repository is rebuilt from a local clone of the project.
 
-    git clone https://github.com/psf/requests /tmp/rw-requests     # likewise pallets/flask, python-attrs/attrs
+    git clone https://github.com/psf/requests /tmp/rw-requests  # and pallets/flask, python-attrs/attrs
     python bench/realworld.py build --clone requests=/tmp/rw-requests --clone flask=/tmp/rw-flask \\
         --clone attrs=/tmp/rw-attrs                                # -> bench/data/realworld.json
     python bench/realworld.py run --clone requests=/tmp/rw-requests ... --out bench/out/rw.jsonl
@@ -12,8 +12,9 @@ kind, file, truth lines) and every case repository is rebuilt from a local clone
 Selection rules (`build`; deterministic, newest first, no hand-picking):
 - commits considered: `git log --no-merges` of the clone's HEAD, single parent, no renames;
 - a **fix** commit: its message matches FIX_RE (fix/fixes/fixed/bug/bugfix/regression, or "closes/
-  resolves #N") and its subject not NOT_CODE_FIX_RE (typo, docs, comment, typing, tests, ...); it modifies exactly one source file (a `.py` under the package folder, not a test) that
-  existed in the parent, with 1..MAX_FIX_LINES changed lines; it adds or changes at least one test file
+  resolves #N") and its subject not NOT_CODE_FIX_RE (typo, docs, comment, typing, tests, ...); it
+  modifies exactly one source file (a `.py` under the package folder, not a test) that existed in the
+  parent, with 1..MAX_FIX_LINES changed lines; it adds or changes at least one test file
   (`.py` under tests/); any other file it touches is documentation (docs/, changelog.d/, *.rst, *.md, *.txt);
 - an **ordinary** commit: its message matches none of FIX_RE, BUGGY_RE (error, crash, wrong, issue, typo,
   revert, ...) or CHORE_RE (release, version numbers, lint/format/typing-only, CI, ...); it modifies 1..3
@@ -31,12 +32,14 @@ Case kinds (each a repo whose last commit is the change, reviewed as base=HEAD^,
 - `kept` (project environments, issue 15): head = source file put back, the regression test kept (it
   should fail at head). Scored: a `tests/broken` finding on the source file; whether the base test run
   was usable (tests ran and some passed, not a failure as a whole; "clean": all passed), and whether a test
-  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure). Reviewed twice: cold (empty cache: environment and test
-  results built) and warm (same cache).
+  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure).
+  Reviewed twice (`--warm kept`, the default): cold (empty cache: environment and test results built) and
+  warm (same cache).
 - `ordinary`: base = the parent, head = the commit itself. Scored: findings >= medium per commit.
 
-`run` takes the cases round-robin over (kind, project), so any prefix of a run is balanced, and reviews each case in-process exactly as `prereview review --format json` does (runner.review_change;
-the PR title is blanked), with a fresh cache folder per case (PREREVIEW_CACHE_DIR), and records per case the
+`run` takes the cases round-robin over (kind, project), so any prefix of a run is balanced, and reviews
+each case in-process exactly as `prereview review --format json` does (runner.review_change; the PR title
+is blanked), with a fresh cache folder per case (PREREVIEW_CACHE_DIR), and records per case the
 whole-review time, the model's time and the test runs' time (base/head, from the test runner).
 """
 
@@ -64,7 +67,21 @@ PROJECTS: dict[str, dict[str, Any]] = {
     "flask": {"slug": "pallets/flask", "package": ("src/flask/", "flask/")},
     "attrs": {"slug": "python-attrs/attrs", "package": ("src/attr/", "src/attrs/", "attr/")},
 }
-FIX_RE = re.compile(r"\b(fix|fixes|fixed|fixing|bug|bugs|bugfix|regression)\b|\b(closes|resolves)\s+#\d+", re.I)
+IMPORT_NAME = {"requests": "requests", "flask": "flask", "attrs": "attr"}
+
+
+def installed_copy(project: str) -> str | None:
+    """Where this interpreter (the one today's test runs use) imports the project from, if installed: then
+    `import requests` in the project's tests finds that copy, not the change's tree."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(IMPORT_NAME[project])
+    return spec.origin if spec is not None else None
+
+
+FIX_RE = re.compile(
+    r"\b(fix|fixes|fixed|fixing|bug|bugs|bugfix|regression)\b|\b(closes|resolves)\s+#\d+", re.I
+)
 BUGGY_RE = re.compile(
     r"\b(error|errors|crash|wrong|incorrect|correct|broken|break|issue|typo|revert|regress\w*|workaround|"
     r"mistake|problem|fail\w*)\b",
@@ -118,7 +135,14 @@ class Commit:
 
 def log(clone: Path) -> list[Commit]:
     """Non-merge commits of HEAD, newest first, with their numstat."""
-    out = git(clone, "log", "--no-merges", "--no-renames", "--numstat", "--format=%x1e%H%x00%P%x00%ct%x00%s%x00%b%x00")
+    out = git(
+        clone,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        "--numstat",
+        "--format=%x1e%H%x00%P%x00%ct%x00%s%x00%b%x00",
+    )
     commits = []
     for rec in out.split("\x1e")[1:]:
         sha, parents, ct, subject, body, rest = rec.split("\x00", 5)
@@ -135,7 +159,9 @@ def log(clone: Path) -> list[Commit]:
 def is_test(path: str) -> bool:
     parts = path.split("/")
     return path.endswith(".py") and (
-        bool({"tests", "test", "testing"} & set(parts[:-1])) or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
+        bool({"tests", "test", "testing"} & set(parts[:-1]))
+        or parts[-1].startswith("test_")
+        or parts[-1] == "conftest.py"
     )
 
 
@@ -144,11 +170,21 @@ def is_source(path: str, package: tuple[str, ...]) -> bool:
 
 
 def is_doc(path: str) -> bool:
-    return path.endswith(DOC_SUFFIXES) or path.startswith(("docs/", "changelog.d/")) or "/" not in path and path.isupper()
+    return (
+        path.endswith(DOC_SUFFIXES)
+        or path.startswith(("docs/", "changelog.d/"))
+        or "/" not in path
+        and path.isupper()
+    )
 
 
 def _exists(clone: Path, rev: str, path: str) -> bool:
-    return subprocess.run(["git", "-C", str(clone), "cat-file", "-e", f"{rev}:{path}"], capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "-C", str(clone), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def classify(c: Commit, package: tuple[str, ...], clone: Path | None = None) -> str | None:
@@ -176,9 +212,9 @@ def classify(c: Commit, package: tuple[str, ...], clone: Path | None = None) -> 
     if BUGGY_RE.search(c.message) or CHORE_RE.search(c.message):
         return None
     changed = sum(a + r for a, r, _ in sources)
-    if 1 <= len(sources) <= 3 and ORDINARY_LINES[0] <= changed <= ORDINARY_LINES[1]:
-        if all(existed(p) for _, _, p in sources):
-            return "ordinary"
+    small = 1 <= len(sources) <= 3 and ORDINARY_LINES[0] <= changed <= ORDINARY_LINES[1]
+    if small and all(existed(p) for _, _, p in sources):
+        return "ordinary"
     return None
 
 
@@ -251,9 +287,13 @@ def materialize(case: dict[str, Any], clone: Path, out: Path) -> Path:
     for path in put_back:
         target = out / path
         if _exists(out, case["parent"], path):
-            target.write_bytes(subprocess.run(
-                ["git", "-C", str(out), "show", f"{case['parent']}:{path}"], check=True, capture_output=True
-            ).stdout)
+            target.write_bytes(
+                subprocess.run(
+                    ["git", "-C", str(out), "show", f"{case['parent']}:{path}"],
+                    check=True,
+                    capture_output=True,
+                ).stdout
+            )
         else:
             target.unlink()
     git(out, "add", "-A", "--", *put_back)
@@ -298,7 +338,9 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
             "detected_by": sorted({source_of(f) for f in ok}),
         }
     elif case["kind"] == "kept":
-        row["tests_flagged"] = any(f.get("rule_id") == "tests/broken" and f["path"] in files for f in findings)
+        row["tests_flagged"] = any(
+            f.get("rule_id") == "tests/broken" and f["path"] in files for f in findings
+        )
         row["detected_by"] = sorted({source_of(f) for f in strong if f["path"] in files})
     base = next((r for r in runs if r["which"] == "base"), None)
     head = next((r for r in runs if r["which"] == "head"), None)
@@ -413,7 +455,9 @@ def _clones(values: list[str]) -> dict[str, Path]:
         if name not in PROJECTS:
             raise SystemExit(f"unknown project {name!r}; one of {', '.join(PROJECTS)}")
         if not (Path(path) / ".git").exists() and not (Path(path) / "HEAD").exists():
-            raise SystemExit(f"{path} is not a git clone; git clone https://github.com/{PROJECTS[name]['slug']} {path}")
+            raise SystemExit(
+                f"{path} is not a git clone; git clone https://github.com/{PROJECTS[name]['slug']} {path}"
+            )
         out[name] = Path(path).resolve()
     return out
 
@@ -424,8 +468,11 @@ def cmd_build(args: argparse.Namespace) -> None:
     for name, clone in clones.items():
         got = select(name, clone, args.per_project)
         head = git(clone, "rev-parse", "HEAD").strip()
-        print(f"{name}: HEAD {head[:12]}, {sum(c['kind'] == 'hidden' for c in got)} fix commits, "
-              f"{sum(c['kind'] == 'ordinary' for c in got)} ordinary", file=sys.stderr)
+        print(
+            f"{name}: HEAD {head[:12]}, {sum(c['kind'] == 'hidden' for c in got)} fix commits, "
+            f"{sum(c['kind'] == 'ordinary' for c in got)} ordinary",
+            file=sys.stderr,
+        )
         cases += got
     doc = {
         "about": "bench/realworld.py build: cases rebuilt from clones of these projects; see its docstring",
@@ -453,7 +500,11 @@ def cmd_run(args: argparse.Namespace) -> None:
         cases = cases[: args.limit]
     name = args.model or "qwen2.5-coder-1.5b"
     model_path = name if name.endswith(".gguf") else str(resolve(name))  # before the cache folder moves
-    overrides: dict[str, Any] = {"model.name": model_path, "patches.enabled": False, "sandbox.timeout": args.test_timeout}
+    overrides: dict[str, Any] = {
+        "model.name": model_path,
+        "patches.enabled": False,
+        "sandbox.timeout": args.test_timeout,
+    }
     cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
     lazy = runner.LazyModel(cfg, runner.Quiet())
     lazy()  # load once: model load time is not review time
@@ -469,7 +520,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         for i, c in enumerate(cases, 1):
             if c["id"] in done:
                 continue
-            row: dict[str, Any] = {**c, "model": name}
+            row: dict[str, Any] = {**c, "model": name, "interpreter_has": installed_copy(c["project"])}
             with tempfile.TemporaryDirectory(prefix="prereview-rw-") as tmp:
                 try:
                     repo = materialize(c, clones[c["project"]], Path(tmp) / "repo")
@@ -482,9 +533,11 @@ def cmd_run(args: argparse.Namespace) -> None:
                     row |= {"error": f"{type(exc).__name__}: {exc}"[:300], "findings": [], "n_strong": 0}
             sink.write(json.dumps(row) + "\n")
             sink.flush()
-            print(f"[{i}/{len(cases)}] {c['id']}: {_mark(row)} ({row.get('n_strong', 0)} >=medium, "
-                  f"{row.get('seconds', '?')}s, tests {row.get('base_summary')} / {row.get('head_summary')})",
-                  file=sys.stderr)
+            print(
+                f"[{i}/{len(cases)}] {c['id']}: {_mark(row)} ({row.get('n_strong', 0)} >=medium, "
+                f"{row.get('seconds', '?')}s, tests {row.get('base_summary')} / {row.get('head_summary')})",
+                file=sys.stderr,
+            )
     rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
     print(summarize(rows))
 
@@ -519,8 +572,12 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     counts = defaultdict(lambda: defaultdict(int))
     for r in rows:
         counts[r["project"]][r["kind"]] += 1
-    lines.append("cases: " + "; ".join(f"{p} " + ", ".join(f"{k} {n}" for k, n in sorted(v.items()))
-                                     for p, v in sorted(counts.items())))
+    lines.append(
+        "cases: "
+        + "; ".join(
+            f"{p} " + ", ".join(f"{k} {n}" for k, n in sorted(v.items())) for p, v in sorted(counts.items())
+        )
+    )
     ok = [r for r in rows if not r.get("error")]
     h = [r for r in ok if r["kind"] == "hidden"]
     if h:
@@ -528,18 +585,26 @@ def summarize(rows: list[dict[str, Any]]) -> str:
         for r in h:
             for s in r.get("detected_by", []) if r["detected"] else []:
                 srcs[s] += 1
+        hit, example = sum(r["detected"] for r in h), sum(r["with_example"] for r in h)
         lines.append(
-            f"hidden   flagged on the right lines (>=medium, +-2) {_pct(sum(r['detected'] for r in h), len(h))}; "
-            f"with a concrete example {_pct(sum(r['with_example'] for r in h), len(h))}; by source: "
+            f"hidden   flagged on the right lines (>=medium, +-2) {_pct(hit, len(h))}; "
+            f"with a concrete example {_pct(example, len(h))}; by source: "
             + (", ".join(f"{k} {v}" for k, v in sorted(srcs.items())) or "none")
         )
     k = [r for r in ok if r["kind"] == "kept"]
     if k:
         fails = [r for r in k if r["regression_fails_at_head"]]
+        flagged, usable = sum(r["tests_flagged"] for r in k), sum(r["base_usable"] for r in k)
+        clean, fails_flagged = (
+            sum(r.get("base_clean", False) for r in k),
+            sum(r["tests_flagged"] for r in fails),
+        )
         lines.append(
-            f"kept     tests flagged it {_pct(sum(r['tests_flagged'] for r in k), len(k))}; base run usable "
-            f"{_pct(sum(r['base_usable'] for r in k), len(k))} (clean {_pct(sum(r.get('base_clean', False) for r in k), len(k))}); regression test failed at head "
-            f"{_pct(len(fails), len(k))}, of those flagged {_pct(sum(r['tests_flagged'] for r in fails), len(fails))}"
+            f"kept     tests flagged it {_pct(flagged, len(k))}; "
+            f"base run usable {_pct(usable, len(k))} "
+            f"(clean {_pct(clean, len(k))}); "
+            f"regression test newly failed at head {_pct(len(fails), len(k))}, "
+            f"of those flagged {_pct(fails_flagged, len(fails))}"
         )
     o = [r for r in ok if r["kind"] == "ordinary"]
     if o:
@@ -547,15 +612,22 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             f"ordinary >=medium findings per commit {sum(r['n_strong'] for r in o) / len(o):.2f}; quiet "
             f"{_pct(sum(not r['n_strong'] for r in o), len(o))}"
         )
-    lines.append(f"base test run usable (all kinds) {_pct(sum(r.get('base_usable', False) for r in ok), len(ok))}")
+    lines.append(
+        f"base test run usable (all kinds) {_pct(sum(r.get('base_usable', False) for r in ok), len(ok))}"
+    )
     for kind, rs in sorted(by_kind.items()):
         rs = [r for r in rs if not r.get("error")]
         warm = [r["warm"] for r in rs if r.get("warm")]
+        tests = _med([r["seconds_tests"] for r in rs])
         lines.append(
             f"time {kind:<9} median review {_med([r['seconds'] for r in rs])} (model "
-            f"{_med([r['seconds_model'] for r in rs])}, tests base+head {_med([r['seconds_tests'] for r in rs])})"
-            + (f"; warm review {_med([w['seconds'] for w in warm])} (tests {_med([w['seconds_tests'] for w in warm])})"
-               if warm else "")
+            f"{_med([r['seconds_model'] for r in rs])}, tests base+head {tests})"
+            + (
+                f"; warm review {_med([w['seconds'] for w in warm])} "
+                f"(tests {_med([w['seconds_tests'] for w in warm])})"
+                if warm
+                else ""
+            )
         )
     notes: dict[str, int] = defaultdict(int)
     for r in ok:
@@ -566,7 +638,14 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     summaries: dict[str, int] = defaultdict(int)
     for r in ok:
         summaries[f"base {r.get('base_summary')}"] += 1
-    lines.append("base runs: " + "; ".join(f"{k} x{v}" for k, v in sorted(summaries.items(), key=lambda x: -x[1])))
+    lines.append(
+        "base runs: " + "; ".join(f"{k} x{v}" for k, v in sorted(summaries.items(), key=lambda x: -x[1]))
+    )
+    has = {r["project"]: r.get("interpreter_has") for r in rows}
+    lines.append(
+        "prereview's interpreter has the project installed (tests that run with it import that copy): "
+        + ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in sorted(has.items()))
+    )
     lines.append(f"errors: {sum(1 for r in rows if r.get('error'))}")
     return "\n".join(lines)
 
@@ -587,7 +666,9 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--model", help="catalog name or .gguf path (default qwen2.5-coder-1.5b)")
     r.add_argument("--config", type=Path, help="a .prereview.yml to review with")
     r.add_argument("--test-timeout", type=float, default=300.0, help="seconds before a test run is killed")
-    r.add_argument("--warm", default="kept", help="kinds reviewed a second time with the same cache ('' = none)")
+    r.add_argument(
+        "--warm", default="kept", help="kinds reviewed a second time with the same cache ('' = none)"
+    )
     r.add_argument("--out", type=Path, help="JSONL of per-case results (appended; --resume skips done)")
     r.add_argument("--resume", action="store_true")
     p = sub.add_parser("report", help="figures of existing JSONL files")

@@ -24,6 +24,7 @@ def _load() -> Any:
 
 rw = _load()
 
+TEST_ADD = "from requests.core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 CORE = "def add(a, b):\n    return a + b\n\n\ndef name(x):\n    return str(x)\n"
 
 
@@ -68,7 +69,7 @@ def history(tmp_path: Path) -> dict[str, Any]:
         "Fix off-by-one in add (#12)",
         {
             "src/requests/core.py": CORE,
-            "tests/test_add.py": "from requests.core import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+            "tests/test_add.py": TEST_ADD,
             "tests/test_core.py": "def test_name():\n    assert True\n",
             "HISTORY.md": "- fixed add\n",
         },
@@ -87,7 +88,9 @@ def history(tmp_path: Path) -> dict[str, Any]:
         },
     )
     shas["release"] = _commit(repo, "v2.0.1", {"src/requests/__version__.py": "__version__ = '2.0.1'\n"})
-    shas["ci"] = _commit(repo, "Add greeting again", {"src/requests/core.py": CORE, ".github/ci.yml": "x: 1\n"})
+    shas["ci"] = _commit(
+        repo, "Add greeting again", {"src/requests/core.py": CORE, ".github/ci.yml": "x: 1\n"}
+    )
     return {"repo": repo, "shas": shas}
 
 
@@ -105,7 +108,9 @@ def test_selects_fix_and_ordinary_commits_by_the_rules(history: dict[str, Any]) 
     assert hidden["truth_lines"] == [2]  # `return a + b + 1`, the line the revert puts back
 
 
-def test_case_repos_put_back_the_source_and_for_hidden_the_tests(history: dict[str, Any], tmp_path: Path) -> None:
+def test_case_repos_put_back_the_source_and_for_hidden_the_tests(
+    history: dict[str, Any], tmp_path: Path
+) -> None:
     cases = {c["kind"]: c for c in rw.select("requests", history["repo"], per_project=1)}
     hidden = rw.materialize(cases["hidden"], history["repo"], tmp_path / "hidden")
     kept = rw.materialize(cases["kept"], history["repo"], tmp_path / "kept")
