@@ -324,7 +324,7 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
     strong = [f for f in findings if f["rank"] >= MEDIUM]
     files = set(case["files"])
     row: dict[str, Any] = {"n_findings": len(findings), "n_strong": len(strong)}
-    if case["kind"] == "hidden":
+    if case["kind"] in ("hidden", "kept"):
         located = [
             f
             for f in strong
@@ -337,11 +337,10 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
             "with_example": any(example_of(f) for f in located),
             "detected_by": sorted({source_of(f) for f in ok}),
         }
-    elif case["kind"] == "kept":
+    if case["kind"] == "kept":
         row["tests_flagged"] = any(
             f.get("rule_id") == "tests/broken" and f["path"] in files for f in findings
         )
-        row["detected_by"] = sorted({source_of(f) for f in strong if f["path"] in files})
     base = next((r for r in runs if r["which"] == "base"), None)
     head = next((r for r in runs if r["which"] == "head"), None)
     row["tests_ran"] = base is not None
@@ -564,7 +563,8 @@ def _med(xs: list[float]) -> str:
 
 
 def summarize(rows: list[dict[str, Any]]) -> str:
-    rows = list({r["id"]: r for r in rows}.values())
+    rows = list({r["id"]: r for r in rows}.values())  # a case in several files counts once (the last)
+    rows = [r if r.get("error") else {**r, **score(r, r["findings"], r.get("runs", []))} for r in rows]
     lines = []
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -600,7 +600,8 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             sum(r["tests_flagged"] for r in fails),
         )
         lines.append(
-            f"kept     tests flagged it {_pct(flagged, len(k))}; "
+            f"kept     tests flagged it {_pct(flagged, len(k))} (any source on the right lines "
+            f"{_pct(sum(r['detected'] for r in k), len(k))}); "
             f"base run usable {_pct(usable, len(k))} "
             f"(clean {_pct(clean, len(k))}); "
             f"regression test newly failed at head {_pct(len(fails), len(k))}, "
@@ -641,11 +642,12 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     lines.append(
         "base runs: " + "; ".join(f"{k} x{v}" for k, v in sorted(summaries.items(), key=lambda x: -x[1]))
     )
-    has = {r["project"]: r.get("interpreter_has") for r in rows}
-    lines.append(
-        "prereview's interpreter has the project installed (tests that run with it import that copy): "
-        + ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in sorted(has.items()))
-    )
+    has = {r["project"]: r["interpreter_has"] for r in rows if "interpreter_has" in r}
+    if has:
+        lines.append(
+            "prereview's interpreter has the project installed (tests that run with it import that copy): "
+            + ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in sorted(has.items()))
+        )
     lines.append(f"errors: {sum(1 for r in rows if r.get('error'))}")
     return "\n".join(lines)
 
