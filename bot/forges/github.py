@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import git
-from ..diff import Hunk, parse, to_text
-from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
+from ..change import git
+from ..change.diff import Hunk, parse, to_text
+from ..types import ChangeRef, ChangeRequest, PrereviewError
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
@@ -40,6 +40,7 @@ class PostedComment:
     body: str
     path: str
     line: int | None  # None when GitHub considers it outdated (the line changed)
+    login: str = ""  # its author
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,9 @@ class GitHubAPI:
     def review_comments(self, number: int) -> list[PostedComment]:
         pr = self.pull(number)
         raw = self.call(lambda: list(pr.get_review_comments()))
-        return [PostedComment(c.id, c.body or "", c.path, c.line) for c in raw]
+        return [
+            PostedComment(c.id, c.body or "", c.path, c.line, c.user.login if c.user else "") for c in raw
+        ]
 
     def issue_comments(self, number: int) -> list[IssueNote]:
         pr = self.pull(number)
@@ -302,16 +305,6 @@ class GitHubForge:
             )
         except PrereviewError:
             return None
-
-    def posted(self, change: ChangeRequest) -> set[str]:
-        from ..publish.github import GitHubPublisher
-
-        return GitHubPublisher(self.api, _number(change)).posted()
-
-    def post_review(self, change: ChangeRequest, review: Review) -> None:
-        from ..publish.github import GitHubPublisher
-
-        GitHubPublisher(self.api, _number(change)).publish(review, parse(change.diff_text))
 
 
 def _number(change: ChangeRequest) -> int:

@@ -11,20 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import git
-from ..publish.gitlab import PermissionDenied, Rejected
-from ..publish.gitlab_position import DiffRefs
+from ..change import git
 from ..types import ChangeRef, ChangeRequest, PrereviewError
+from .protocols import DiffRefs, PermissionDenied, Rejected
 
 if TYPE_CHECKING:
     import gitlab
     from gitlab.v4.objects import Project, ProjectMergeRequest
 
-    from ..config import GitLabConfig
-    from ..diff import Diff
     from ..progress import Progress
-    from ..publish.gitlab import PublishResult
-    from ..types import Review
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -58,6 +53,7 @@ class GitLabForge:
         self._retries = retries
         self._sleep = sleep
         self._gl: gitlab.Gitlab | None = None
+        self._own: str | None = None
 
     def __repr__(self) -> str:  # never show the token
         return f"GitLabForge({self.url!r}, project={self.project!r})"
@@ -175,6 +171,13 @@ class GitLabForge:
             return 0
         return int(member.access_level)
 
+    def own_username(self) -> str:
+        """The token's user (GET /user), whose notes alone carry the bot's state."""
+        if self._own is None:
+            user = self._call("get the token's user", self._client().http_get, "/user")
+            self._own = str(user.get("username") or "") if isinstance(user, dict) else ""
+        return self._own
+
     def discussions(self, iid: int) -> list[dict[str, Any]]:
         items = self._call("list MR discussions", self._mr(iid).discussions.list, get_all=True, per_page=100)
         return [dict(d.attributes) for d in items]
@@ -280,19 +283,6 @@ class GitLabForge:
         """React to a note (e.g. 👀 on a `/review` command)."""
         note = self._mr(iid).notes.get(note_id, lazy=True)
         self._call("award an emoji", note.awardemojis.create, {"name": name})
-
-    def post_review(
-        self,
-        change: ChangeRequest,
-        review: Review,
-        cfg: GitLabConfig | None = None,
-        progress: Progress | None = None,
-        scope: Diff | None = None,
-    ) -> PublishResult:
-        from ..config import GitLabConfig
-        from ..publish.gitlab import publish
-
-        return publish(self, change, review, cfg or GitLabConfig(), progress=progress, scope=scope)
 
 
 def _has(repo: Path, sha: str) -> bool:

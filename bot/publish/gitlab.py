@@ -9,35 +9,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
+from ..change.diff import Diff, parse
 from ..config import GitLabConfig
-from ..diff import Diff, parse
+from ..forges.protocols import DiffRefs, MRApi, PermissionDenied, Rejected
 from ..progress import Progress, Quiet
-from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, summary
-from ..types import ChangeRequest, Finding, PrereviewError, Review
-from .gitlab_position import DiffRefs, anchor, file_position
-
-
-class Rejected(Exception):
-    """GitLab refused a note (400): usually a position that is not a line of the MR diff."""
-
-
-class PermissionDenied(PrereviewError):
-    """The token may not do this (401/403): e.g. no api scope, or a role below Developer for resolving."""
-
-
-class MRApi(Protocol):
-    """What publishing needs from GitLab (GitLabForge implements it)."""
-
-    def diff_refs(self, iid: int, head_sha: str | None = None) -> DiffRefs: ...
-    def discussions(self, iid: int) -> list[dict[str, Any]]: ...
-    def create_discussion(
-        self, iid: int, body: str, position: dict[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-    def resolve_discussion(self, iid: int, discussion_id: str) -> None: ...
-    def create_note(self, iid: int, body: str) -> dict[str, Any]: ...
-    def update_note(self, iid: int, note_id: int, body: str) -> None: ...
+from ..render.markdown import comment_body, fingerprints_in, is_summary, summary
+from ..types import ChangeRequest, Finding, Review
+from .gitlab_position import anchor, file_position
 
 
 @dataclass
@@ -72,7 +52,15 @@ def _first_note(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_summary(d: dict[str, Any]) -> bool:
-    return SUMMARY_MARKER in (_first_note(d).get("body") or "")
+    return is_summary(_first_note(d).get("body") or "")
+
+
+def ours(discussions: list[dict[str, Any]], own: str | None) -> list[dict[str, Any]]:
+    """The discussions the bot's user started (`own`: the token's username; None: no filter). Markers in
+    anyone else's notes are text, never state."""
+    if own is None:
+        return discussions
+    return [d for d in discussions if (_first_note(d).get("author") or {}).get("username") == own]
 
 
 def posted_fingerprints(discussions: list[dict[str, Any]]) -> set[str]:
@@ -209,7 +197,8 @@ def publish(
         raise ValueError("publish needs the merge request iid in change.ref.number")
     diff = parse(change.diff_text)
     refs = _refs_for(api, change, iid)
-    discussions = api.discussions(iid)
+    own = getattr(api, "own_username", None)
+    discussions = ours(api.discussions(iid), own() if own is not None else None)
     done = posted_fingerprints(discussions)
     res = PublishResult()
     not_inline: list[Finding] = []

@@ -1,0 +1,101 @@
+"""`prereview serve`: the webhook server (GitHub App / GitLab webhook) plus its job workers."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from .worker import queue_options
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=int, help="Port to listen on.")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0, 64),
+    help="Job worker processes started beside the server (0: run `prereview worker` elsewhere).",
+)
+@queue_options
+def command(
+    host: str,
+    port: int,
+    workers: int,
+    config_file: Path | None,
+    queue: str | None,
+    queue_path: str | None,
+    redis_url: str | None,
+) -> None:
+    """Receive webhooks on /webhooks/github and /webhooks/gitlab; health on /healthz, metrics on /metrics."""
+    import uvicorn
+
+    from ..server.app import Server, create_app
+    from ..server.forge_session import gitlab_access
+    from ..server.http import uvicorn_options
+    from ..server.metrics import Metrics
+    from ..server.queue import JobQueue, make_huey, make_storage
+    from ..server.secrets import from_env
+    from ..server.settings import load, options_to_argv
+    from ..server.state import ServerState
+    from ..types import PrereviewError
+
+    overrides = {"server.queue": queue, "server.queue_path": queue_path, "server.redis_url": redis_url}
+    cfg = load(config_file, overrides)
+    secrets = from_env()
+    if not (secrets.github_webhook_secret or secrets.gitlab_webhook_token):
+        raise PrereviewError(
+            "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET and/or PREREVIEW_GITLAB_WEBHOOK_TOKEN "
+            "(or their _FILE variants): unsigned webhooks are never accepted"
+        )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    jobs = JobQueue(make_huey(cfg.server), cfg.server)
+    server = Server(
+        cfg.server,
+        secrets,
+        jobs,
+        ServerState(make_storage(cfg.server, "prereview-state")),
+        Metrics(jobs),
+        authorize=gitlab_access(cfg, secrets) if secrets.gitlab_token else None,
+    )
+    worker = None
+    if workers:
+        argv = [
+            sys.executable,
+            "-m",
+            "bot",
+            "worker",
+            "--workers",
+            str(workers),
+            *options_to_argv(config_file, overrides),
+        ]
+        worker = subprocess.Popen(argv)
+    # uvicorn re-raises SIGINT/SIGTERM after its graceful shutdown; turn that into an exit that still
+    # stops the workers (SIGINT: huey finishes running jobs; interrupted ones are retried anyway).
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGINT, _exit)
+    try:
+        uvicorn.run(create_app(server), host=host, port=port, log_level="info", **uvicorn_options(cfg.server))
+    finally:
+        if worker is not None:
+            _stop(worker)
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _stop(worker: subprocess.Popen[bytes]) -> None:
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGINT)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
