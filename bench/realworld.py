@@ -364,10 +364,8 @@ class RunRecorder:
     def __init__(self) -> None:
         self.runs: list[dict[str, Any]] = []
         self.base = self.head = ""
-        try:
-            from bot.evidence import testrun  # the layout after the restructure
-        except ImportError:
-            from bot import testrun  # type: ignore[no-redef]
+        from bot.evidence import testrun
+
         cls = testrun.TestRunner
         original = cls.at_commit
         rec = self
@@ -397,8 +395,8 @@ class RunRecorder:
 def review_case(
     case: dict[str, Any], repo: Path, cfg: Any, lazy: Any, rec: RunRecorder, cache: Path
 ) -> dict[str, Any]:
-    from bot import runner
     from bot.forges.local import LocalForge
+    from bot.pipeline import run as runner
     from bot.render.json_out import render_json
     from bot.types import ChangeRef
 
@@ -486,8 +484,8 @@ def cmd_build(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT))
-    from bot import runner
     from bot.models.catalog import resolve
+    from bot.pipeline import run as runner
     from bot.types import severity_rank
 
     assert severity_rank("medium") == MEDIUM
