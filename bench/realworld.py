@@ -532,7 +532,9 @@ def cmd_run(args: argparse.Namespace) -> None:
             sink.flush()
             print(
                 f"[{i}/{len(cases)}] {c['id']}: {_mark(row)} ({row.get('n_strong', 0)} >=medium, "
-                f"{row.get('seconds', '?')}s, tests {row.get('base_summary')} / {row.get('head_summary')})",
+                f"cold {row.get('seconds', '?')}s"
+                + (f", warm {row['warm']['seconds']}s" if row.get("warm") else "")
+                + f", tests {row.get('base_summary')} / {row.get('head_summary')})",
                 file=sys.stderr,
             )
     rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
