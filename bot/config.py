@@ -107,6 +107,17 @@ class PatchesConfig(_Section):
     )
 
 
+class BehaviourConfig(_Section):
+    enabled: bool = Field(True, description="Compare changed Python functions at base and head on the same inputs")
+    max_calls: int = Field(40, ge=1, description="Calls recorded per changed function (tests) and generated per function")
+    budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and their judgement")
+    call_timeout: float = Field(2.0, gt=0, description="Seconds one generated call may run before it counts as a hang")
+    model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
+    allow_unsandboxed: bool = Field(
+        False, description="Run the change's code for this stage even with sandbox.backend: none (unsafe)"
+    )
+
+
 class GitHubConfig(_Section):
     max_comments_per_request: int = Field(
         30, ge=1, le=100, description="Inline comments in one review request; the rest go to the summary"
@@ -175,6 +186,7 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
+    behaviour: BehaviourConfig = Field(default_factory=BehaviourConfig)
     tests: Literal["auto", "off"] = Field("auto", description="Run the project's tests (auto) or not (off)")
     test_command: str | None = None
     github: GitHubConfig = Field(default_factory=GitHubConfig)

@@ -11,6 +11,7 @@ from . import config as config_mod
 from . import git, merge, redact, review, scanners, verify
 from .config import Config
 from .diff import parse as parse_diff
+from .evidence.behaviour.stage import BehaviourStage
 from .models import Model
 from .models.registry import create
 from .progress import Progress, Quiet
@@ -71,8 +72,14 @@ def review_change(
         safe_change, cfg, model_factory=lazy, read_head=safe_read, progress=progress, extra_findings=scan
     )
     result = merge.after_model(result, safe_change.diff_text, cfg, lazy, safe_read)
-    # Optional: the project's tests at base/head (broken tests become findings) and verified patches.
-    result = verify.after_review(result, safe_change, cfg, lazy, progress, read_for_prompt=safe_read)
+    # Optional: the project's tests at base/head (broken tests become findings), the changed functions
+    # compared at base and head on the same inputs, and verified patches.
+    behaviour = BehaviourStage.prepare(
+        safe_change, cfg, parse_diff(safe_change.diff_text), redactor.reader(read_base), safe_read
+    )
+    result = verify.after_review(
+        result, safe_change, cfg, lazy, progress, read_for_prompt=safe_read, behaviour=behaviour
+    )
     return redactor.review(replace(result, notes=result.notes + scan.notes))
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from . import git, propose, testrun
 from .config import Config
 from .diff import Diff, FileDiff, edit_at, parse
+from .evidence.behaviour.stage import BehaviourStage
 from .models import Model
 from .progress import Progress, Quiet
 from .review import finalize
@@ -74,6 +75,7 @@ def verify(
     runner: TestRunner,
     head: TestRun,
     breakage: Breakage | None,
+    check: Callable[[Path], tuple[bool, str]] | None = None,
 ) -> Verdict:
     if testrun.is_test_path(patch.path):
         return Verdict(patch, False, "the patch edits a test file")
@@ -86,7 +88,10 @@ def verify(
         root = testrun.export_tree(repo, head_sha, Path(tmp) / "work")
         (root / patch.path).write_text(patch.apply(text), encoding="utf-8")
         after = runner.in_tree(root)
-    ok, reason = judge(after, head, breakage)
+        ok, reason = judge(after, head, breakage)
+        if ok and check is not None:  # e.g. behaviour: the patched head must give base's results again
+            ok, more = check(root)
+            reason = f"{reason}; {more}" if ok else more
     return Verdict(patch, ok, reason, after)
 
 
@@ -117,6 +122,7 @@ class PatchStage:
     notes: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)  # every candidate tried, for logs and benches
     runner: TestRunner | None = None
+    behaviour: BehaviourStage | None = None  # traces the test runs; checks patches of its findings
     base: TestRun | None = None
     head: TestRun | None = None
     breakage: Breakage | None = None
@@ -143,9 +149,10 @@ class PatchStage:
             self.notes.append(self.sandbox.warning)
         self.runner = TestRunner(self.sandbox, argv, self.cfg.sandbox.timeout, self.cache_dir)
         progress.message(f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox)")
-        try:
-            self.base = self.runner.at_commit(repo, self.change.base_sha)
-            self.head = self.runner.at_commit(repo, self.change.head_sha)
+        hook = self.behaviour.trace_hook(argv) if self.behaviour is not None else None
+        try:  # with the behaviour tracer loaded when there is one: still one run per side
+            self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
+            self.head = self.runner.at_commit(repo, self.change.head_sha, hook)
         except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
             self.notes.append(f"tests not run: {exc}")
             self.runner = self.base = self.head = None
@@ -209,6 +216,7 @@ class PatchStage:
         removed, added = edit_at(fd, f.line) if fd else ((), ())
         problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
         breakage = self.breakage if broke else None
+        check = self.behaviour.patch_check(f) if self.behaviour is not None and f.source == "behaviour" else None
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         for i, patch in enumerate(
@@ -223,6 +231,7 @@ class PatchStage:
                 runner=self.runner,
                 head=self.head,
                 breakage=breakage,
+                check=check,
             )
             self.verdicts.append(verdict)
             tested[patch] = verdict
@@ -244,7 +253,7 @@ def _fixable(f: Finding, breakage: Breakage | None) -> bool:
         return False
     if f.rule_id == "tests/broken":
         return breakage is not None
-    return f.source == "model" and f.category in ("bug", "security") and severity_rank(f.severity) >= 2
+    return f.source in ("model", "behaviour") and f.category in ("bug", "security") and severity_rank(f.severity) >= 2
 
 
 def _fixable_first(findings: Iterable[Finding]) -> list[Finding]:
@@ -263,16 +272,23 @@ def after_review(
     *,
     read_for_prompt: Callable[[str], str | None] | None = None,
     stage: PatchStage | None = None,
+    behaviour: BehaviourStage | None = None,
 ) -> Review:
-    """The optional stage after the model: broken-test findings, verified suggestions, notes."""
-    if cfg.tests == "off" and not cfg.patches.enabled:
+    """The optional stage after the model: broken-test findings, behaviour evidence (base vs head on the
+    same inputs), verified suggestions, notes."""
+    if cfg.tests == "off" and not cfg.patches.enabled and behaviour is None:
         return review_
     t0 = time.monotonic()
     stage = stage or PatchStage(
         change, cfg, cache_dir=testrun.default_cache_dir(), read_for_prompt=read_for_prompt
     )
+    stage.behaviour = stage.behaviour or behaviour
     diff = parse(change.diff_text)
     findings = [*stage.breakage_findings(diff), *review_.findings]
+    if stage.behaviour is not None:
+        stage.start(progress)
+        findings = stage.behaviour.run(findings, tests=stage, model=model_factory, progress=progress)
+        review_ = with_behaviour(review_, stage.behaviour)
     findings = stage.post_findings(change, diff, findings, model_factory, cfg, progress)
     stats = replace(
         review_.stats, seconds_total=round(review_.stats.seconds_total + time.monotonic() - t0, 3)
@@ -282,4 +298,15 @@ def after_review(
         findings=tuple(finalize(findings, diff, cfg)),
         stats=stats,
         notes=review_.notes + tuple(stage.notes),
+    )
+
+
+def with_behaviour(review_: Review, b: BehaviourStage) -> Review:
+    """The behaviour stage's intended changes, notes, skipped callables and model time on the review."""
+    return replace(
+        review_,
+        behaviour=review_.behaviour + tuple(b.changes),
+        notes=review_.notes + tuple(b.notes),
+        coverage=replace(review_.coverage, skipped=review_.coverage.skipped + tuple(b.skipped)),
+        stats=replace(review_.stats, seconds_model=round(review_.stats.seconds_model + b.seconds_model, 3)),
     )

@@ -85,6 +85,13 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
             where = f"`{f.path}:{f.line}`" + ("" if f.in_diff else " (outside the diff)")
             msg = _escape(f.message).replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
+    if review.behaviour:
+        lines += ["", f"{_ICON['info']} **Behaviour changes** (same inputs, different results; judged intended):", ""]
+        for b in review.behaviour:
+            why = f" — {_escape(b.reason)}" if b.reason else ""
+            lines.append(
+                f"- `{b.path}:{b.line}` `{_code(b.call)}`: before `{_code(b.before)}`, now `{_code(b.after)}`{why}"
+            )
     skipped = review.coverage.skipped
     lines += [
         "",
@@ -106,6 +113,10 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     for f in review.findings:
         lines.append(fingerprint_marker(f.fingerprint))
     return "\n".join(lines) + "\n"
+
+
+def _code(text: str) -> str:
+    return text.replace("`", "'").replace("\n", " ")[:200]
 
 
 def render_markdown(review: Review) -> str:
