@@ -140,7 +140,8 @@ def judge(
     verdict, reason, seconds = _ask(c, shown, model, title, body)
     out.seconds_model = seconds
     if verdict == "bug":
-        f = _finding(c, shown[:2], "medium", "behaviour/changed-result", reason, head_line)
+        why = f"Judged a bug: {reason.rstrip('.')}." if reason else ""
+        f = _finding(c, shown[:2], "medium", "behaviour/changed-result", why, head_line)
         out.findings.append(f)
         out.examples[f.fingerprint] = _examples(shown)
     else:
