@@ -302,11 +302,10 @@ def after_review(
 
 
 def with_behaviour(review_: Review, b: BehaviourStage) -> Review:
-    """The behaviour stage's intended changes, notes, skipped callables and model time on the review."""
+    """The behaviour stage's intended changes, notes (what it could not compare) and model time."""
     return replace(
         review_,
         behaviour=review_.behaviour + tuple(b.changes),
-        notes=review_.notes + tuple(b.notes),
-        coverage=replace(review_.coverage, skipped=review_.coverage.skipped + tuple(b.skipped)),
+        notes=review_.notes + tuple(b.all_notes()),
         stats=replace(review_.stats, seconds_model=round(review_.stats.seconds_model + b.seconds_model, 3)),
     )

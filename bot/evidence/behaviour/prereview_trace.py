@@ -6,7 +6,8 @@ the environment variable PREREVIEW_TRACE_SPEC says what to record:
 For each call of a target: the test id, the call index (per test and callable), the argument reprs, the
 return value repr or the exception (type and message), and the arguments whose repr changed during the
 call (mutation). Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own path).
-`sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before.
+`sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before; events
+are on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
 
 from __future__ import annotations
@@ -131,14 +132,18 @@ class _Monitoring:  # Python 3.12+
         mon.register_callback(self.tool, mon.events.PY_START, self._start)
         mon.register_callback(self.tool, mon.events.PY_RETURN, self._return)
         mon.register_callback(self.tool, mon.events.PY_UNWIND, self._unwind)
-        mon.set_events(self.tool, mon.events.PY_START)
+
+    def on(self) -> None:
+        self.mon.set_events(self.tool, self.mon.events.PY_START | self.mon.events.PY_UNWIND)
+
+    def off(self) -> None:
+        self.mon.set_events(self.tool, 0)
 
     def _start(self, code: Any, offset: int) -> Any:
         key = self.rec.target_of(code)
         if key is None:
             return self.mon.DISABLE
         self.mon.set_local_events(self.tool, code, self.mon.events.PY_RETURN)
-        self.mon.set_events(self.tool, self.mon.events.PY_START | self.mon.events.PY_UNWIND)
         self.rec.on_start(sys._getframe(1), key)
         return None
 
@@ -150,7 +155,7 @@ class _Monitoring:  # Python 3.12+
             self.rec.raised(sys._getframe(1), exc)
 
     def stop(self) -> None:
-        self.mon.set_events(self.tool, 0)
+        self.off()
         self.mon.free_tool_id(self.tool)
 
 
@@ -158,7 +163,13 @@ class _Settrace:  # before 3.12: a global tracer that only returns a local one f
     def __init__(self, rec: Recorder) -> None:
         self.rec = rec
         self.previous = sys.gettrace()
+
+    def on(self) -> None:
+        self.previous = sys.gettrace()
         sys.settrace(self._global)
+
+    def off(self) -> None:
+        sys.settrace(self.previous)
 
     def _global(self, frame: Any, event: str, arg: Any) -> Any:
         if event != "call":
@@ -184,7 +195,7 @@ class _Settrace:  # before 3.12: a global tracer that only returns a local one f
         return local
 
     def stop(self) -> None:
-        sys.settrace(self.previous)
+        self.off()
 
 
 _STATE: dict[str, Any] = {}
@@ -204,6 +215,25 @@ def pytest_runtest_protocol(item: Any, nextitem: Any) -> None:
     rec = _STATE.get("rec")
     if rec is not None:
         rec.test = item.nodeid
+
+
+try:
+    import pytest as _pytest
+
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item: Any) -> Any:
+        """Events only while a test function runs: pytest's own machinery is never traced (cost)."""
+        src = _STATE.get("src")
+        if src is not None:
+            src.on()
+        try:
+            yield
+        finally:
+            if src is not None:
+                src.off()
+
+except ImportError:  # loaded outside pytest (the harness imports only prereview_probe)
+    pass
 
 
 def pytest_unconfigure(config: Any) -> None:

@@ -21,7 +21,7 @@ from ...models import Model
 from ...progress import Progress, Quiet
 from ...sandbox import Sandbox
 from ...sandbox import create as create_sandbox
-from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError, Skipped
+from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from . import compare, generate, harness, judge
 from .callables import Changed, changed_callables
 from .compare import Call, Difference
@@ -40,7 +40,7 @@ class BehaviourStage:
     read_head: Reader
     targets: list[Changed] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # what was not compared, and why
     changes: list[BehaviourChange] = field(default_factory=list)
     examples: dict[str, list[judge.Example]] = field(default_factory=dict)  # fingerprint -> inputs to restore
     seconds: float = 0.0
@@ -57,7 +57,7 @@ class BehaviourStage:
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
         others = sorted({f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))})
         if others:
-            stage.skipped += [Skipped(p, "behaviour not compared: only Python is supported so far") for p in others]
+            stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
         return stage
@@ -114,11 +114,11 @@ class BehaviourStage:
         if unreached:
             sandbox = self._sandbox(getattr(tests, "sandbox", None))
             if sandbox is None:
-                self.skipped += [Skipped(c.path, f"behaviour of {c.qualname} not compared: no sandbox") for c in unreached]
+                self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
             else:
                 plan = generate.plan(unreached, max_calls=self.cfg.behaviour.max_calls, model=model if self.cfg.behaviour.model_inputs else None)
                 for c, why in plan.skipped:
-                    self.skipped.append(Skipped(c.path, f"behaviour of {c.qualname} not compared: {why}"))
+                    self.skipped.append(f"{c.qualname} ({why})")
                 if plan.inputs:
                     progress.message(f"behaviour: calling {len({i.callable for i in plan.inputs})} changed function(s) at base and head on {len(plan.inputs)} input(s)")
                     more, new_calls = self._generated(sandbox, plan.inputs, deadline)
@@ -183,6 +183,10 @@ class BehaviourStage:
             noisy = {(d.callable, d.call) for d in again}
             diffs = [d for d in diffs if (d.callable, d.call) not in noisy]
         return diffs, head
+
+    def all_notes(self) -> list[str]:
+        skipped = [f"behaviour not compared for {', '.join(self.skipped)}"] if self.skipped else []
+        return [*self.notes, *skipped]
 
     # -------------------------------------------------------------- patches
 
