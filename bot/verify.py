@@ -98,12 +98,15 @@ def verify(
 def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
     """The finding, moved onto the lines the patch replaces, carrying the verified replacement."""
     p = verdict.patch
+    evidence = verdict.evidence
+    if finding.source == "behaviour" and finding.evidence:  # keep the example (call, before, after)
+        evidence = f"{evidence} ({finding.evidence})"
     return finding.with_(
         line=p.start,
         end_line=p.end if p.end != p.start else None,
         suggestion=p.suggestion,
         verified=True,
-        evidence=verdict.evidence,
+        evidence=evidence,
     )
 
 

@@ -354,3 +354,25 @@ def test_real_model_judges_the_sieve_change(make_repo, test_model_path, tmp_path
         assert found[0]["line"] == 5 and "sieve(10)" in found[0]["evidence"]
     else:
         assert listed[0]["call"] == "sieve(10)"
+
+
+def _patch(faulty: str, fixed: str) -> dict:
+    return {"match": "Return the fix as JSON", "text": json.dumps({"faulty": faulty, "fixed": fixed})}
+
+
+@needs_bwrap
+def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the_tests(make_repo, tmp_path) -> None:
+    repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
+    bad = "if all(n % p >= 0 for p in primes):"
+    replies = [
+        BUG,
+        _patch(bad, "if all(n % p >= 0 for p in primes) or n == 4:"),  # tests pass, the example does not
+        _patch(bad, "if all(n % p > 0 for p in primes):"),
+    ]
+    cfg = _config(tmp_path, replies, patches={"candidates": 2})
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (f,) = [f for f in json.loads(res.stdout)["findings"] if f["source"] == "behaviour"]
+    assert f["verified"] and f["suggestion"].strip() == "if all(n % p > 0 for p in primes):"
+    assert "example(s) give base's result again" in f["evidence"]
+    assert "sieve(10): before [2, 3, 5, 7]; after [2, 3, 4" in f["evidence"]  # the example stays

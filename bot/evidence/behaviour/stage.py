@@ -107,6 +107,7 @@ class BehaviourStage:
         if not self.targets:
             return []
         base_calls, head_calls = self._traced(tests)
+        self.sandbox = self.sandbox or getattr(tests, "sandbox", None)  # where patches of its findings rerun
         diffs = compare.differences(base_calls, head_calls)
         seen = compare.reached(base_calls) | compare.reached(head_calls)
         unreached = [c for c in self.targets if c.key not in seen]
