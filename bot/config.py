@@ -108,10 +108,18 @@ class PatchesConfig(_Section):
 
 
 class BehaviourConfig(_Section):
-    enabled: bool = Field(True, description="Compare changed Python functions at base and head on the same inputs")
-    max_calls: int = Field(40, ge=1, description="Calls recorded per changed function (tests) and generated per function")
-    budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and their judgement")
-    call_timeout: float = Field(2.0, gt=0, description="Seconds one generated call may run before it counts as a hang")
+    enabled: bool = Field(
+        True, description="Compare changed Python functions at base and head on the same inputs"
+    )
+    max_calls: int = Field(
+        40, ge=1, description="Calls recorded per changed function (tests) and generated per function"
+    )
+    budget_seconds: float = Field(
+        120.0, gt=0, description="Time budget for generated calls and their judgement"
+    )
+    call_timeout: float = Field(
+        2.0, gt=0, description="Seconds one generated call may run before it counts as a hang"
+    )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
     allow_unsandboxed: bool = Field(
         False, description="Run the change's code for this stage even with sandbox.backend: none (unsafe)"

@@ -236,7 +236,9 @@ class RunHook:
 
     @property
     def key(self) -> str:
-        return hashlib.sha256(json.dumps([self.files, self.args, self.env, self.collect]).encode()).hexdigest()
+        return hashlib.sha256(
+            json.dumps([self.files, self.args, self.env, self.collect]).encode()
+        ).hexdigest()
 
     def argv(self, argv: Sequence[str]) -> list[str]:
         prefix = ["env", *(f"{k}={v}" for k, v in self.env)] if self.env else []

@@ -219,7 +219,9 @@ class PatchStage:
         removed, added = edit_at(fd, f.line) if fd else ((), ())
         problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
         breakage = self.breakage if broke else None
-        check = self.behaviour.patch_check(f) if self.behaviour is not None and f.source == "behaviour" else None
+        check = (
+            self.behaviour.patch_check(f) if self.behaviour is not None and f.source == "behaviour" else None
+        )
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         for i, patch in enumerate(
@@ -256,7 +258,11 @@ def _fixable(f: Finding, breakage: Breakage | None) -> bool:
         return False
     if f.rule_id == "tests/broken":
         return breakage is not None
-    return f.source in ("model", "behaviour") and f.category in ("bug", "security") and severity_rank(f.severity) >= 2
+    return (
+        f.source in ("model", "behaviour")
+        and f.category in ("bug", "security")
+        and severity_rank(f.severity) >= 2
+    )
 
 
 def _fixable_first(findings: Iterable[Finding]) -> list[Finding]:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from bot import testrun
 from bot.cli import cli
-from bot.config import SandboxConfig, build
+from bot.config import SandboxConfig
 from bot.diff import parse
 from bot.evidence.behaviour import compare, generate, harness, judge
 from bot.evidence.behaviour.callables import Changed, changed_callables
@@ -67,7 +67,7 @@ def _show(repo: Path, rev: str, path: str) -> str | None:
 # ---------------------------------------------------------------- changed callables
 
 
-BASE_MOD = '''import os
+BASE_MOD = """import os
 
 
 class Store:
@@ -88,7 +88,7 @@ def check(x):
     if x is None:
         raise ValueError("x")
     return x * 2
-'''
+"""
 
 
 def test_modified_added_and_lost_lines_are_mapped_from_the_hunks(make_repo) -> None:
@@ -98,8 +98,10 @@ def test_modified_added_and_lost_lines_are_mapped_from_the_hunks(make_repo) -> N
         .replace('    if x is None:\n        raise ValueError("x")\n', "")
         + "\n\ndef added(n: int) -> int:\n    return n + 1\n"
     )
-    repo = make_repo({"store.py": BASE_MOD, "test_store.py": "def test_x():\n    pass\n"},
-                     {"store.py": head, "test_store.py": "def test_x():\n    assert 1\n"})
+    repo = make_repo(
+        {"store.py": BASE_MOD, "test_store.py": "def test_x():\n    pass\n"},
+        {"store.py": head, "test_store.py": "def test_x():\n    assert 1\n"},
+    )
     found = {c.qualname: c for c in _callables(repo)}
     assert set(found) == {"Store.get", "Store.close", "check", "added"}  # test files and untouched left out
     assert found["Store.get"].kind == "modified" and found["Store.get"].is_method
@@ -116,7 +118,7 @@ def test_modified_added_and_lost_lines_are_mapped_from_the_hunks(make_repo) -> N
 # ---------------------------------------------------------------- the tracer in a real pytest run
 
 
-TRACED = '''def grow(xs, n):
+TRACED = """def grow(xs, n):
     xs.append(n)
     return len(xs)
 
@@ -129,8 +131,8 @@ def fails(x):
     if x < 0:
         raise ValueError(f"negative: {x}")
     return object()
-'''
-TRACED_TEST = '''import pytest
+"""
+TRACED_TEST = """import pytest
 from mod import grow, fails
 
 
@@ -143,7 +145,7 @@ def test_fails():
     fails(1)
     with pytest.raises(ValueError):
         fails(-2)
-'''
+"""
 
 
 @needs_bwrap
@@ -193,7 +195,9 @@ def test_same_inputs_different_results_are_differences_matched_call_by_call() ->
         ("f(2)", "4", "5"),
     ]
     assert diffs[0].head_failed and not diffs[1].head_failed
-    mutated = compare.differences([_call("[1]", ret("1"))], [_call("[1]", ret("1"), mutated=(("x", "[1, 2]"),))])
+    mutated = compare.differences(
+        [_call("[1]", ret("1"))], [_call("[1]", ret("1"), mutated=(("x", "[1, 2]"),))]
+    )
     assert mutated and mutated[0].after == "1 and changes x to [1, 2]"
 
 
@@ -204,7 +208,9 @@ def _target(source: str, kind: str = "modified") -> Changed:
     from bot.evidence.behaviour import callables as cm
 
     d = cm.definitions(source)[0]
-    return cm._record("m.py", d, d if kind != "added" else None, kind, d.span[0], source.splitlines(), source.splitlines())
+    return cm._record(
+        "m.py", d, d if kind != "added" else None, kind, d.span[0], source.splitlines(), source.splitlines()
+    )
 
 
 def test_hypothesis_inputs_from_type_hints_are_identical_for_base_and_head() -> None:
@@ -220,7 +226,9 @@ def test_hypothesis_inputs_from_type_hints_are_identical_for_base_and_head() -> 
 
 
 def test_boundary_values_come_from_the_codes_literals_and_doctests_are_kept() -> None:
-    c = _target('def f(n):\n    """\n    >>> f(3)\n    4\n    """\n    if n > 40:\n        return 0\n    return n + 1\n')
+    src = 'def f(n):\n    """\n    >>> f(3)\n    4\n    """\n'
+    src += "    if n > 40:\n        return 0\n    return n + 1\n"
+    c = _target(src)
     values = {x.args[0] for x in generate.boundary_inputs(c, 50)}
     assert {"39", "40", "41", "0"} <= values
     assert generate.doctests(c)[0].doctest == (("f(3)", "4\n"),)
@@ -228,7 +236,9 @@ def test_boundary_values_come_from_the_codes_literals_and_doctests_are_kept() ->
 
 def test_model_proposals_are_literals_only() -> None:
     c = _target("def f(a, b=1):\n    return a\n")
-    reply = {"calls": [{"args": ["[1, 2]"]}, {"args": ["__import__('os').system('x')"]}, {"args": ["1", "2", "3"]}]}
+    reply = {
+        "calls": [{"args": ["[1, 2]"]}, {"args": ["__import__('os').system('x')"]}, {"args": ["1", "2", "3"]}]
+    }
     model = ScriptedModel({"replies": [], "default": {"text": json.dumps(reply)}})
     got, _ = generate.model_inputs(c, model)
     assert [i.args for i in got] == [("[1, 2]",)]
@@ -238,14 +248,34 @@ def test_model_proposals_are_literals_only() -> None:
 
 
 def _diff_of(before: dict, after: dict) -> compare.Difference:
-    return compare.Difference("m.py::f", "f(10)", "boundary", compare.describe(before), compare.describe(after), before, after, (("0", "10"),))
+    return compare.Difference(
+        "m.py::f",
+        "f(10)",
+        "boundary",
+        compare.describe(before),
+        compare.describe(after),
+        before,
+        after,
+        (("0", "10"),),
+    )
 
 
 def test_judge_new_failure_is_high_without_asking_the_model() -> None:
     c = _target("def f(n):\n    return n\n")
     boom = ScriptedModel({"replies": [], "default": {"raise": "must not be asked"}})
-    j = judge.judge(c, [_diff_of({"kind": "return", "repr": "1"}, {"kind": "raise", "type": "ZeroDivisionError", "message": "division by zero"})],
-                    model=lambda: boom, title="", body="", head_line="return n")
+    j = judge.judge(
+        c,
+        [
+            _diff_of(
+                {"kind": "return", "repr": "1"},
+                {"kind": "raise", "type": "ZeroDivisionError", "message": "division by zero"},
+            )
+        ],
+        model=lambda: boom,
+        title="",
+        body="",
+        head_line="return n",
+    )
     assert [f.severity for f in j.findings] == ["high"] and not boom.requests
     assert "f(10)" in j.findings[0].message and "ZeroDivisionError" in j.findings[0].evidence
 
@@ -255,10 +285,22 @@ def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     answer = {"verdict": verdict, "reason": "the docstring says square"}
     model = ScriptedModel({"replies": [], "default": {"text": json.dumps(answer)}})
-    j = judge.judge(c, [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
-                    model=lambda: model, title="Speed up f", body="", head_line="return n * n")
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
+        model=lambda: model,
+        title="Speed up f",
+        body="",
+        head_line="return n * n",
+    )
     prompt = model.requests[0][-1].content
-    assert "f(10)" in prompt and "100" in prompt and "20" in prompt and "Square n." in prompt and "Speed up f" in prompt
+    assert (
+        "f(10)" in prompt
+        and "100" in prompt
+        and "20" in prompt
+        and "Square n." in prompt
+        and "Speed up f" in prompt
+    )
     if verdict == "bug":
         (f,) = j.findings
         assert f.severity == "medium" and f.source == "behaviour" and "before 100; after 20" in f.evidence
@@ -271,7 +313,9 @@ def test_new_callables_count_failing_doctests_only() -> None:
     c = _target('def g(n):\n    """\n    >>> g(2)\n    4\n    """\n    return n + 1\n', kind="added")
     calls = [
         compare.Call("m.py::g", "doctest", (), {"kind": "return", "repr": "3"}, expr="g(2)", want="4\n"),
-        compare.Call("m.py::g", "hypothesis", (("0", "-1"),), {"kind": "raise", "type": "ValueError", "message": "x"}),
+        compare.Call(
+            "m.py::g", "hypothesis", (("0", "-1"),), {"kind": "raise", "type": "ValueError", "message": "x"}
+        ),
     ]
     (f,) = judge.judge_new(c, calls, "return n + 1").findings
     assert "g(2)" in f.message and "4" in f.message and "ValueError" not in f.message
@@ -288,13 +332,18 @@ def _config(tmp_path: Path, replies: list[dict], **extra) -> Path:
     return path
 
 
-BUG = {"match": "Is the new behaviour intended", "text": json.dumps({"verdict": "bug", "reason": "4 is not prime"})}
+BUG = {
+    "match": "Is the new behaviour intended",
+    "text": json.dumps({"verdict": "bug", "reason": "4 is not prime"}),
+}
 
 
 @needs_bwrap
 def test_tests_pass_at_head_but_the_traced_result_changed(make_repo, tmp_path) -> None:
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
-    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [BUG])), "--format", "json"])
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [BUG])), "--format", "json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     jsonschema.validate(data, SCHEMA)
@@ -308,19 +357,30 @@ def test_tests_pass_at_head_but_the_traced_result_changed(make_repo, tmp_path) -
 @needs_bwrap
 def test_intended_changes_are_listed_not_reported(make_repo, tmp_path) -> None:
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
-    ok = {"match": "Is the new behaviour intended", "text": json.dumps({"verdict": "intended", "reason": "asked for"})}
-    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "json"])
+    ok = {
+        "match": "Is the new behaviour intended",
+        "text": json.dumps({"verdict": "intended", "reason": "asked for"}),
+    }
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "json"]
+    )
     data = json.loads(res.stdout)
     jsonschema.validate(data, SCHEMA)
     assert not [f for f in data["findings"] if f["source"] == "behaviour"]
-    assert data["behaviour"][0]["call"] == "sieve(10)" and data["behaviour"][0]["after"].startswith("[2, 3, 4")
-    md = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "markdown"])
+    assert data["behaviour"][0]["call"] == "sieve(10)" and data["behaviour"][0]["after"].startswith(
+        "[2, 3, 4"
+    )
+    md = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "markdown"]
+    )
     assert "Behaviour changes" in md.stdout and "sieve(10)" in md.stdout
 
 
 @needs_bwrap
 def test_without_tests_generated_inputs_find_the_demo_arithmetic_bug(tmp_path) -> None:
-    res = CliRunner().invoke(cli, ["review", "--demo", "--config", str(_config(tmp_path, [])), "--format", "json"])
+    res = CliRunner().invoke(
+        cli, ["review", "--demo", "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     jsonschema.validate(data, SCHEMA)
@@ -332,7 +392,9 @@ def test_without_tests_generated_inputs_find_the_demo_arithmetic_bug(tmp_path) -
 @needs_bwrap
 def test_sandbox_none_runs_nothing_unless_allowed(tmp_path) -> None:
     cfg = _config(tmp_path, [], sandbox={"backend": "none"})
-    data = json.loads(CliRunner().invoke(cli, ["review", "--demo", "--config", str(cfg), "--format", "json"]).stdout)
+    data = json.loads(
+        CliRunner().invoke(cli, ["review", "--demo", "--config", str(cfg), "--format", "json"]).stdout
+    )
     assert not [f for f in data["findings"] if f["source"] == "behaviour"]
     assert any("behaviour.allow_unsandboxed" in n for n in data["notes"])
 
@@ -361,7 +423,9 @@ def _patch(faulty: str, fixed: str) -> dict:
 
 
 @needs_bwrap
-def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the_tests(make_repo, tmp_path) -> None:
+def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the_tests(
+    make_repo, tmp_path
+) -> None:
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
     bad = "if all(n % p >= 0 for p in primes):"
     replies = [

@@ -143,8 +143,10 @@ def test_no_program_runs_but_git_and_the_scanners(injected_repo: Path, monkeypat
         prog = Path(argv[0]).name
         line = " ".join(argv)
         # the behaviour stage calls the changed function in the sandbox (scratch copy via git archive | tar)
-        sandboxed_harness = "bwrap" in line and "--unshare-all" in line and line.endswith(
-            ".prereview-behaviour/prereview_harness.py .prereview-behaviour/spec.json"
+        sandboxed_harness = (
+            "bwrap" in line
+            and "--unshare-all" in line
+            and line.endswith(".prereview-behaviour/prereview_harness.py .prereview-behaviour/spec.json")
         )
         assert prog in ("git", "semgrep", "tar") or argv[1:3] == ["-m", "bandit"] or sandboxed_harness, argv
         assert not any(bad in " ".join(argv) for bad in ("curl", "rm -rf", "evil.example"))

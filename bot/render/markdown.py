@@ -86,12 +86,15 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
             msg = _escape(f.message).replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
     if review.behaviour:
-        lines += ["", f"{_ICON['info']} **Behaviour changes** (same inputs, different results; judged intended):", ""]
+        lines += [
+            "",
+            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; judged intended):",
+            "",
+        ]
         for b in review.behaviour:
             why = f" — {_escape(b.reason)}" if b.reason else ""
-            lines.append(
-                f"- `{b.path}:{b.line}` `{_code(b.call)}`: before `{_code(b.before)}`, now `{_code(b.after)}`{why}"
-            )
+            before, after = _code(b.before), _code(b.after)
+            lines.append(f"- `{b.path}:{b.line}` `{_code(b.call)}`: before `{before}`, now `{after}`{why}")
     skipped = review.coverage.skipped
     lines += [
         "",

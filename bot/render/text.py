@@ -20,7 +20,9 @@ def render_text(review: Review) -> str:
     if not review.findings:
         out += ["No findings.", ""]
     for b in review.behaviour:
-        out.append(f"behaviour change (intended) {b.path}:{b.line}: {b.call}: before {b.before}; now {b.after}")
+        out.append(
+            f"behaviour change (intended) {b.path}:{b.line}: {b.call}: before {b.before}; now {b.after}"
+        )
         if b.reason:
             out.append(f"    {b.reason}")
     for note in review.notes:

@@ -89,7 +89,9 @@ def _innermost(defs: list[_Def], line: int) -> _Def | None:
     return min(inside, key=lambda d: d.span[1] - d.span[0]) if inside else None
 
 
-def changed_callables(diff: Diff, read_base: Reader, read_head: Reader, *, is_test: Callable[[str], bool]) -> list[Changed]:
+def changed_callables(
+    diff: Diff, read_base: Reader, read_head: Reader, *, is_test: Callable[[str], bool]
+) -> list[Changed]:
     """The callables of the changed Python files (test files excluded), in file and line order."""
     out: list[Changed] = []
     for f in diff.files:
@@ -174,11 +176,15 @@ def _params(a: ast.arguments) -> tuple[Param, ...]:
     positional = [*a.posonlyargs, *a.args]
     n_defaults = len(a.defaults)
     out = [
-        Param(x.arg, ann(x), i >= len(positional) - n_defaults, "positional") for i, x in enumerate(positional)
+        Param(x.arg, ann(x), i >= len(positional) - n_defaults, "positional")
+        for i, x in enumerate(positional)
     ]
     if a.vararg:
         out.append(Param(a.vararg.arg, ann(a.vararg), True, "varargs"))
-    out += [Param(x.arg, ann(x), d is not None, "keyword") for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+    out += [
+        Param(x.arg, ann(x), d is not None, "keyword")
+        for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
+    ]
     if a.kwarg:
         out.append(Param(a.kwarg.arg, ann(a.kwarg), True, "varkw"))
     return tuple(out)

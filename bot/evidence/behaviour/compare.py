@@ -19,7 +19,9 @@ class Call:
     callable: str  # "path::qualname"
     origin: str  # a test id, or "doctest", "hypothesis", "boundary", "model"
     args: tuple[tuple[str, str], ...]  # (name, repr) in call order
-    result: dict[str, Any]  # {"kind": "return", "repr"} | {"kind": "raise", "type", "message"} | timeout | crash
+    result: dict[
+        str, Any
+    ]  # {"kind": "return", "repr"} | {"kind": "raise", "type", "message"} | timeout | crash
     mutated: tuple[tuple[str, str], ...] = ()  # (name, repr after the call) for arguments it changed
     expr: str = ""  # the call as written (doctest), else built from args
     want: str | None = None  # a doctest example's expected output
@@ -104,7 +106,7 @@ def _keyed(calls: Iterable[Call]) -> dict[tuple[str, str, tuple[tuple[str, str],
         k = (c.origin, c.callable, c.args, c.expr)
         n = seen.get(k, 0)
         seen[k] = n + 1
-        out[(*k, n)] = c
+        out[(k[0], k[1], k[2], k[3], n)] = c
     return out
 
 
@@ -122,7 +124,9 @@ def _outcome(c: Call) -> tuple[Any, ...]:
     return (kind,)
 
 
-def differences(base: Iterable[Call], head: Iterable[Call], *, limit_per_callable: int = 8) -> list[Difference]:
+def differences(
+    base: Iterable[Call], head: Iterable[Call], *, limit_per_callable: int = 8
+) -> list[Difference]:
     """Head calls whose inputs base saw too, with another result; at most a few per callable."""
     b = _keyed(base)
     out: list[Difference] = []

@@ -102,7 +102,11 @@ def _strategy(node: ast.expr | None) -> Any:
     if name in ("set", "Set", "frozenset", "FrozenSet", "AbstractSet"):
         return st.sets(subs[0], max_size=6)
     if name in ("tuple", "Tuple"):
-        return st.lists(subs[0], max_size=4).map(tuple) if len(inner) == 2 and _is_ellipsis(inner[1]) else st.tuples(*subs)
+        return (
+            st.lists(subs[0], max_size=4).map(tuple)
+            if len(inner) == 2 and _is_ellipsis(inner[1])
+            else st.tuples(*subs)
+        )
     if name in ("dict", "Dict", "Mapping", "MutableMapping") and len(subs) == 2:
         return st.dictionaries(subs[0], subs[1], max_size=4)
     if name == "Optional":
@@ -209,11 +213,15 @@ def boundary_inputs(c: Changed, n: int) -> list[Input]:
         elif name in ("list", "List", "Sequence", "Iterable"):
             elem = _strategy_elem_name(p)
             per_param.append(
-                [[], [1.0], [1.0, 2.0, 4.0]] if elem == "float" else [[], ["a"], ["a", "b"]] if elem == "str" else [[], [1], [3, 1, 2]]
+                [[], [1.0], [1.0, 2.0, 4.0]]
+                if elem == "float"
+                else [[], ["a"], ["a", "b"]]
+                if elem == "str"
+                else [[], [1], [3, 1, 2]]
             )
         else:
             return []
-    rows = list(zip(*per_param)) if len(per_param) > 1 else []
+    rows = list(zip(*per_param, strict=False)) if len(per_param) > 1 else []
     rows += list(itertools.islice(itertools.product(*per_param), n))
     return _as_inputs(c, "boundary", rows, n)
 
@@ -235,7 +243,9 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
             "maxItems": 3,
             "items": {
                 "type": "object",
-                "properties": {"args": {"type": "array", "maxItems": 6, "items": {"type": "string", "maxLength": 80}}},
+                "properties": {
+                    "args": {"type": "array", "maxItems": 6, "items": {"type": "string", "maxLength": 80}}
+                },
                 "required": ["args"],
             },
         }
@@ -294,7 +304,9 @@ def plan(
                 found += model_inputs(c, model())[0]
             found += typed
         if not found:
-            out.skipped.append((c, why or "no inputs could be derived (parameter types with no literal values, no doctest)"))
+            out.skipped.append(
+                (c, why or "no inputs could be derived (parameter types with no literal values, no doctest)")
+            )
         out.inputs += _dedupe(found)[:max_calls]
     return out
 

@@ -75,7 +75,9 @@ def run_inputs(
         return [], ""
     with tempfile.TemporaryDirectory(prefix="prereview-behaviour-") as tmp:
         root = testrun.export_tree(repo, commit, Path(tmp) / "work")
-        return run_inputs_in(sandbox, root, inputs, call_timeout=call_timeout, budget=budget, label=commit[:12])
+        return run_inputs_in(
+            sandbox, root, inputs, call_timeout=call_timeout, budget=budget, label=commit[:12]
+        )
 
 
 def run_inputs_in(
@@ -85,9 +87,9 @@ def run_inputs_in(
     if not inputs:
         return [], ""
     paths: dict[str, tuple[str, str]] = {}
-    for i in inputs:
-        path, _, qual = i.callable.partition("::")
-        paths[i.callable] = (path, qual)
+    for one in inputs:
+        path, _, qual = one.callable.partition("::")
+        paths[one.callable] = (path, qual)
     spec = {"calls": _spec_calls(inputs, paths), "out": f"{SCRATCH}/results.jsonl", "timeout": call_timeout}  # type: ignore[arg-type]
     for rel, text in (*_scripts(), (f"{SCRATCH}/spec.json", json.dumps(spec))):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -113,8 +115,14 @@ def run_inputs_in(
         if recs is None:
             if not stopped and (res.timed_out or res.returncode != 0):
                 kind = "timeout" if res.timed_out else "crash"
-                out.append(Call(inp.callable, inp.origin, _args(inp), {"kind": kind, "seconds": round(res.seconds, 1)}))
-                note = f"the call harness stopped at {label} ({res.killed_reason or f'exit {res.returncode}'})"
+                out.append(
+                    Call(
+                        inp.callable, inp.origin, _args(inp), {"kind": kind, "seconds": round(res.seconds, 1)}
+                    )
+                )
+                note = (
+                    f"the call harness stopped at {label} ({res.killed_reason or f'exit {res.returncode}'})"
+                )
                 stopped = True
             else:
                 out.append(None)

@@ -94,9 +94,11 @@ def clearest(diffs: Sequence[Difference]) -> list[Difference]:
 def _finding(
     c: Changed, shown: Sequence[Difference], severity: str, rule: str, why: str, quote: str | None
 ) -> Finding:
-    msg = f"Behaviour change in `{c.qualname}`: " + "; ".join(
-        _sentence(d, i == 0) for i, d in enumerate(shown)
-    ) + "."
+    msg = (
+        f"Behaviour change in `{c.qualname}`: "
+        + "; ".join(_sentence(d, i == 0) for i, d in enumerate(shown))
+        + "."
+    )
     if why:
         msg += f" {why}"
     return Finding(
@@ -113,7 +115,9 @@ def _finding(
 
 
 def _examples(diffs: Sequence[Difference]) -> list[Example]:
-    return [Example(d.callable, d.call, d.origin, d.args, d.base) for d in diffs if not d.call.startswith(">>>")]
+    return [
+        Example(d.callable, d.call, d.origin, d.args, d.base) for d in diffs if not d.call.startswith(">>>")
+    ]
 
 
 def judge(
@@ -146,7 +150,8 @@ def judge(
         out.examples[f.fingerprint] = _examples(shown)
     else:
         out.changes += [
-            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin) for d in shown
+            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            for d in shown
         ]
     return out
 
@@ -184,11 +189,36 @@ def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judge
     for call in calls:
         kind = call.result.get("kind")
         if call.want is not None and not _doctest_ok(call):
-            bad.append(Difference(call.callable, call.text(), "doctest", f"(docstring expects) {call.want.strip() or 'no output'}", describe(call.result), {"kind": "return"}, call.result))
+            bad.append(
+                Difference(
+                    call.callable,
+                    call.text(),
+                    "doctest",
+                    f"(docstring expects) {call.want.strip() or 'no output'}",
+                    describe(call.result),
+                    {"kind": "return"},
+                    call.result,
+                )
+            )
         elif kind in ("timeout", "crash") or (kind == "raise" and call.result.get("type") in _ALWAYS_BUGS):
-            bad.append(Difference(call.callable, call.text(), call.origin, "(new function)", describe(call.result), {"kind": "return"}, call.result))
+            bad.append(
+                Difference(
+                    call.callable,
+                    call.text(),
+                    call.origin,
+                    "(new function)",
+                    describe(call.result),
+                    {"kind": "return"},
+                    call.result,
+                )
+            )
     if bad:
-        parts = [f"`{d.call}` {d.after}" + (f", its docstring expects `{d.before.split(') ', 1)[-1]}`" if d.origin == "doctest" else "") + _where(d) for d in bad[:2]]
+        parts = [
+            f"`{d.call}` {d.after}"
+            + (f", its docstring expects `{d.before.split(') ', 1)[-1]}`" if d.origin == "doctest" else "")
+            + _where(d)
+            for d in bad[:2]
+        ]
         out.findings.append(
             Finding(
                 path=c.path,

@@ -1,7 +1,7 @@
 """Calls changed callables on given inputs and records what they do: `python prereview_harness.py SPEC`.
 
-Runs INSIDE the sandbox from a scratch copy of one side (base or head) of the change; imports nothing
-from `bot`. The spec (JSON) lists calls:
+Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scratch copy of one side
+(base or head) of the change; imports nothing from `bot`. The spec (JSON) lists calls:
   {"id": "3", "path": "pkg/m.py", "qualname": "f", "args": ["10"], "kwargs": {"k": "'x'"}}
       arguments are Python literal reprs, read with ast.literal_eval (never eval)
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
@@ -48,7 +48,7 @@ def _module(path: str) -> Any:
         if root not in sys.path:
             sys.path.insert(0, root)
         try:
-            return importlib.import_module(name.removesuffix(".__init__"))
+            return importlib.import_module(name[: -len(".__init__")] if name.endswith(".__init__") else name)
         except ImportError:
             continue
     spec = importlib.util.spec_from_file_location(os.path.basename(rel), os.path.join(ROOT, path))
@@ -93,8 +93,16 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     try:
         fn = _resolve(_module(call["path"]), call["qualname"])
     except BaseException as exc:  # noqa: BLE001 (an import that fails is a result too)
-        return [{"id": call["id"], "result": {"kind": "unavailable", "type": type(exc).__name__,
-                                               "message": probe.normalise(str(exc), ROOT, LIMIT)}}]
+        return [
+            {
+                "id": call["id"],
+                "result": {
+                    "kind": "unavailable",
+                    "type": type(exc).__name__,
+                    "message": probe.normalise(str(exc), ROOT, LIMIT),
+                },
+            }
+        ]
     if "doctest" in call:
         ns = dict(vars(sys.modules[fn.__module__])) if fn.__module__ in sys.modules else {}
         out = []
@@ -103,7 +111,8 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 code = compile(src, "<doctest>", "eval")
                 result, _ = _timed(lambda code=code: eval(code, ns), timeout)  # noqa: S307 (sandboxed doctest)
             except SyntaxError:
-                result, _ = _timed(lambda: exec(compile(src, "<doctest>", "exec"), ns), timeout)  # noqa: S102
+                stmt = compile(src, "<doctest>", "exec")
+                result, _ = _timed(lambda stmt=stmt: exec(stmt, ns), timeout)  # noqa: S102 (sandboxed doctest)
                 if result.get("kind") == "return":
                     continue
             out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
@@ -112,10 +121,13 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         args = [ast.literal_eval(a) for a in call.get("args", [])]
         kwargs = {k: ast.literal_eval(v) for k, v in call.get("kwargs", {}).items()}
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        return [{"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": str(exc)[:200]}}]
+        return [
+            {"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": str(exc)[:200]}}
+        ]
     before = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
     result, _ = _timed(lambda: fn(*args, **kwargs), timeout)
-    mutated = {str(i): r for i, (a, b) in enumerate(zip(args, before)) if (r := probe.safe_repr(a, ROOT, LIMIT)) != b}
+    after = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
+    mutated = {str(i): r for i, (r, b) in enumerate(zip(after, before)) if r != b}  # noqa: B905 (py3.8+)
     return [{"id": call["id"], "result": result, "mutated": mutated}]
 
 

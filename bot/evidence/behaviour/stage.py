@@ -49,13 +49,17 @@ class BehaviourStage:
     _hook: testrun.RunHook | None = None
 
     @classmethod
-    def prepare(cls, change: ChangeRequest, cfg: Config, diff: Diff, read_base: Reader, read_head: Reader) -> BehaviourStage | None:
+    def prepare(
+        cls, change: ChangeRequest, cfg: Config, diff: Diff, read_base: Reader, read_head: Reader
+    ) -> BehaviourStage | None:
         """None when the stage is off or has nothing to look at (no changed Python callable, no checkout)."""
         if not cfg.behaviour.enabled or change.workdir is None:
             return None
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
-        others = sorted({f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))})
+        others = sorted(
+            {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
+        )
         if others:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
@@ -69,7 +73,9 @@ class BehaviourStage:
         if not self.targets:
             return None
         if not harness.is_pytest(argv):
-            self.notes.append("behaviour: the test command is not pytest, so calls from the tests were not recorded")
+            self.notes.append(
+                "behaviour: the test command is not pytest, so calls from the tests were not recorded"
+            )
             return None
         self._hook = harness.trace_hook(self.targets, max_calls=self.cfg.behaviour.max_calls)
         return self._hook
@@ -81,7 +87,9 @@ class BehaviourStage:
         base, _ = compare.from_trace(runner.collected_at(self.change.base_sha, self._hook))
         head, dropped = compare.from_trace(runner.collected_at(self.change.head_sha, self._hook))
         for key, n in dropped.items():
-            self.notes.append(f"behaviour: {n} further call(s) of {key.split('::')[-1]} in the tests not recorded (max_calls)")
+            self.notes.append(
+                f"behaviour: {n} more call(s) of {key.split('::')[-1]} in the tests not recorded (max_calls)"
+            )
         return base, head
 
     # -------------------------------------------------------------- the stage
@@ -103,7 +111,9 @@ class BehaviourStage:
         finally:
             self.seconds = round(time.monotonic() - t0, 3)
 
-    def _run(self, tests: object | None, model: ModelFactory | None, progress: Progress, deadline: float) -> list[Finding]:
+    def _run(
+        self, tests: object | None, model: ModelFactory | None, progress: Progress, deadline: float
+    ) -> list[Finding]:
         if not self.targets:
             return []
         base_calls, head_calls = self._traced(tests)
@@ -117,11 +127,18 @@ class BehaviourStage:
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
             else:
-                plan = generate.plan(unreached, max_calls=self.cfg.behaviour.max_calls, model=model if self.cfg.behaviour.model_inputs else None)
+                plan = generate.plan(
+                    unreached,
+                    max_calls=self.cfg.behaviour.max_calls,
+                    model=model if self.cfg.behaviour.model_inputs else None,
+                )
                 for c, why in plan.skipped:
                     self.skipped.append(f"{c.qualname} ({why})")
                 if plan.inputs:
-                    progress.message(f"behaviour: calling {len({i.callable for i in plan.inputs})} changed function(s) at base and head on {len(plan.inputs)} input(s)")
+                    progress.message(
+                        f"behaviour: calling {len({i.callable for i in plan.inputs})} changed function(s) "
+                        f"at base and head on {len(plan.inputs)} input(s)"
+                    )
                     more, new_calls = self._generated(sandbox, plan.inputs, deadline)
                     diffs += more
         out: list[Finding] = []
@@ -131,7 +148,9 @@ class BehaviourStage:
             if c.kind == "added":
                 j = judge.judge_new(c, [x for x in new_calls if x.callable == c.key], line)
             else:
-                j = judge.judge(c, mine, model=model, title=self.change.title, body=self.change.body, head_line=line)
+                j = judge.judge(
+                    c, mine, model=model, title=self.change.title, body=self.change.body, head_line=line
+                )
             out += j.findings
             self.changes += j.changes
             self.examples.update(j.examples)
@@ -158,8 +177,10 @@ class BehaviourStage:
             return None
         return self.sandbox
 
-    def _generated(self, sandbox: Sandbox, inputs: list[Input], deadline: float) -> tuple[list[Difference], list[Call]]:
-        """Run the inputs at base and head; differences confirmed by a second base run; head calls of new callables."""
+    def _generated(
+        self, sandbox: Sandbox, inputs: list[Input], deadline: float
+    ) -> tuple[list[Difference], list[Call]]:
+        """Inputs at base and head -> differences (confirmed by a second base run) and head's calls."""
         assert self.change.workdir is not None
         repo, b = self.change.workdir, self.cfg.behaviour
         old = [i for i in inputs if i.callable in {c.key for c in self.targets if c.kind != "added"}]
@@ -170,7 +191,9 @@ class BehaviourStage:
                 if which:
                     self.notes.append("behaviour: budget_seconds spent before every call was made")
                 return []
-            calls, note = harness.run_inputs(sandbox, repo, commit, which, call_timeout=b.call_timeout, budget=left)
+            calls, note = harness.run_inputs(
+                sandbox, repo, commit, which, call_timeout=b.call_timeout, budget=left
+            )
             if note:
                 self.notes.append(f"behaviour: {note}")
             return [c for c in calls if c is not None]
@@ -180,7 +203,9 @@ class BehaviourStage:
         diffs = compare.differences(base, head)
         if diffs:  # same inputs again at base: a result that changes there is noise, not evidence
             keys = {d.callable for d in diffs}
-            again = compare.differences(base, side(self.change.base_sha, [i for i in old if i.callable in keys]))
+            again = compare.differences(
+                base, side(self.change.base_sha, [i for i in old if i.callable in keys])
+            )
             noisy = {(d.callable, d.call) for d in again}
             diffs = [d for d in diffs if (d.callable, d.call) not in noisy]
         return diffs, head
@@ -201,9 +226,14 @@ class BehaviourStage:
         def check(root: Path) -> tuple[bool, str]:
             assert self.sandbox is not None
             calls, _ = harness.run_inputs_in(
-                self.sandbox, root, inputs, call_timeout=self.cfg.behaviour.call_timeout, budget=30.0, label="patched head"
+                self.sandbox,
+                root,
+                inputs,
+                call_timeout=self.cfg.behaviour.call_timeout,
+                budget=30.0,
+                label="patched head",
             )
-            for e, got in zip(examples, calls):
+            for e, got in zip(examples, calls, strict=False):
                 want = compare.describe(e.base)
                 if got is None or compare.describe(got.result) != want:
                     have = compare.describe(got.result) if got else "no result"
