@@ -13,10 +13,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot import testrun
+from bot.change.diff import parse
 from bot.cli import cli
 from bot.config import SandboxConfig
-from bot.diff import parse
+from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge
 from bot.evidence.behaviour.callables import Changed, changed_callables
 from bot.models.scripted import ScriptedModel

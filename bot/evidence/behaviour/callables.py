@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...diff import Diff, FileDiff
+from ...change.diff import Diff, FileDiff
 
 Reader = Callable[[str], "str | None"]
 

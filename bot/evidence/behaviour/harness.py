@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from ... import testrun
 from ...sandbox import Sandbox
+from .. import testrun
 from .callables import Changed
 from .compare import Call
 from .generate import Input
