@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from bot.change.diff import parse
-from bot.cli import cli
+from bot.cli.root import cli
 from bot.config import SandboxConfig
 from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge
@@ -22,12 +22,12 @@ from bot.evidence.behaviour.callables import Changed, changed_callables
 from bot.models.scripted import ScriptedModel
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 
-from .conftest import git
+from ..conftest import git
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
 )
-SCHEMA = json.loads((Path(__file__).parents[1] / "bot/schemas/review.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "bot/schemas/review.schema.json").read_text())
 
 SIEVE = '''def sieve(limit):
     """The primes up to limit."""
