@@ -89,7 +89,7 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     if review.behaviour:
         lines += [
             "",
-            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; judged intended):",
+            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not judged bugs):",
             "",
         ]
         for b in review.behaviour:

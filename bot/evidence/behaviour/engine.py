@@ -119,7 +119,10 @@ class BehaviourEvidence:
             return []
         base_calls, head_calls = self._traced(tests)
         self.sandbox = self.sandbox or getattr(tests, "sandbox", None)  # where patches of its findings rerun
-        diffs = compare.differences(base_calls, head_calls)
+        # calls made by tests that fail at head are the tests stage's evidence already
+        head_run = getattr(tests, "head", None)
+        failing = set(getattr(head_run, "failing", ()))
+        diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
         seen = compare.reached(base_calls) | compare.reached(head_calls)
         unreached = [c for c in self.targets if c.key not in seen]
         new_calls: list[Call] = []

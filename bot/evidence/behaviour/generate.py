@@ -305,7 +305,7 @@ def plan(
             found += typed
         if not found:
             out.skipped.append(
-                (c, why or "no inputs could be derived (parameter types with no literal values, no doctest)")
+                (c, why or "no inputs: parameter types with no literal values, no doctest")
             )
         out.inputs += _dedupe(found)[:max_calls]
     return out

@@ -161,7 +161,7 @@ def _ask(
 ) -> tuple[str, str, float]:
     """(verdict, reason, seconds); without a usable answer the difference is listed, not reported."""
     if model is None:
-        return "intended", "", 0.0
+        return "intended", "not judged (no model)", 0.0
     examples = "\n".join(f"- {d.call}: before this change {d.before}; after it {d.after}" for d in diffs)
     prompt = (
         f"Change title: {title[:200]}\nChange description: {body[:800]}\n\n"
@@ -176,10 +176,12 @@ def _ask(
         )
         data = json.loads(res.text)
     except (ModelError, ValueError):
-        return "intended", "", 0.0
+        return "intended", "not judged (the model gave no verdict)", 0.0
     verdict = data.get("verdict") if isinstance(data, dict) else None
     reason = str(data.get("reason") or "")[:240] if isinstance(data, dict) else ""
-    return (verdict if verdict in ("intended", "bug") else "intended"), reason, res.seconds
+    if verdict not in ("intended", "bug"):
+        return "intended", "not judged (the model gave no verdict)", res.seconds
+    return verdict, reason, res.seconds
 
 
 def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judgement:
