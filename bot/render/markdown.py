@@ -114,8 +114,8 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
         ]
         for b in review.behaviour:
             why = f" — {_escape(b.reason)}" if b.reason else ""
-            before, after = _code(b.before), _code(b.after)
-            lines.append(f"- `{b.path}:{b.line}` `{_code(b.call)}`: before `{before}`, now `{after}`{why}")
+            where, call = _code(f"{b.path}:{b.line}"), _code(b.call[:200])
+            lines.append(f"- {where} {call}: before {_code(b.before[:200])}, now {_code(b.after[:200])}{why}")
     skipped = review.coverage.skipped
     lines += [
         "",
@@ -139,10 +139,6 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     for f in review.findings:
         lines.append(fingerprint_marker(f.fingerprint))
     return "\n".join(lines) + "\n"
-
-
-def _code(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")[:200]
 
 
 def render_markdown(review: Review) -> str:

@@ -304,9 +304,7 @@ def plan(
                 found += model_inputs(c, model())[0]
             found += typed
         if not found:
-            out.skipped.append(
-                (c, why or "no inputs: parameter types with no literal values, no doctest")
-            )
+            out.skipped.append((c, why or "no inputs: parameter types with no literal values, no doctest"))
         out.inputs += _dedupe(found)[:max_calls]
     return out
 
