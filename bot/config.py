@@ -149,6 +149,25 @@ class PatchesConfig(_Section):
     )
 
 
+class BehaviourConfig(_Section):
+    enabled: bool = Field(
+        True, description="Compare changed Python functions at base and head on the same inputs"
+    )
+    max_calls: int = Field(
+        40, ge=1, description="Calls recorded per changed function (tests) and generated per function"
+    )
+    budget_seconds: float = Field(
+        120.0, gt=0, description="Time budget for generated calls and their judgement"
+    )
+    call_timeout: float = Field(
+        2.0, gt=0, description="Seconds one generated call may run before it counts as a hang"
+    )
+    model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
+    allow_unsandboxed: bool = Field(
+        False, description="Run the change's code for this stage even with sandbox.backend: none (unsafe)"
+    )
+
+
 class GitHubConfig(_Section):
     max_comments_per_request: int = Field(
         30, ge=1, le=100, description="Inline comments in one review request; the rest go to the summary"
@@ -231,6 +250,7 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
+    behaviour: BehaviourConfig = Field(default_factory=BehaviourConfig)
     tests: TestsConfig = Field(default_factory=TestsConfig)
     test_command: str | None = Field(None, description="The test command, run as given (or tests.command)")
     github: GitHubConfig = Field(default_factory=GitHubConfig)

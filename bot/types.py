@@ -124,6 +124,20 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class BehaviourChange:
+    """A difference between base and head on the same inputs that the change intends (info level)."""
+
+    path: str
+    line: int
+    callable: str  # qualified name
+    call: str  # e.g. "sieve(10)"
+    before: str
+    after: str
+    reason: str = ""  # why it looks intended (the model's words)
+    origin: str = ""  # a test id, or how the input was made: doctest, hypothesis, boundary, model
+
+
+@dataclass(frozen=True)
 class Review:
     """Everything a renderer or publisher needs; no model, no forge."""
 
@@ -134,6 +148,7 @@ class Review:
     coverage: Coverage
     title: str = ""
     notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
+    behaviour: tuple[BehaviourChange, ...] = field(default=())  # intended behaviour changes (info)
 
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]

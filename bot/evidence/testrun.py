@@ -227,6 +227,58 @@ def default_cache_dir() -> Path:
     return cache_dir() / "testruns"
 
 
+@dataclass(frozen=True)
+class RunHook:
+    """Optional extras for one test run (e.g. the behaviour tracer): files written into the scratch tree,
+    arguments appended to the command, variables set through `env`, and one file read back afterwards.
+    Only its `key` enters the cache key, so a run with a hook is never served a run without one."""
+
+    files: tuple[tuple[str, str], ...] = ()  # (tree-relative path, content)
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    collect: str = ""  # tree-relative file whose text comes back with the run
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(
+            json.dumps([self.files, self.args, self.env, self.collect]).encode()
+        ).hexdigest()
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """`argv` with the hook's arguments appended and its variables set. A leading `env K=V …` of argv
+        (a project environment's) is merged into one: PYTHONPATH entries are joined, the hook's first."""
+        given, rest = _env_prefix(argv)
+        merged = dict(given)
+        for k, v in self.env:
+            merged[k] = f"{v}:{given[k]}" if k == "PYTHONPATH" and given.get(k) else v
+        prefix = ["env", *(f"{k}={v}" for k, v in merged.items())] if merged else []
+        return [*prefix, *rest, *self.args]
+
+    def install(self, root: Path) -> None:
+        for rel, text in self.files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+
+    def read_back(self, root: Path) -> str:
+        try:
+            return (root / self.collect).read_text(encoding="utf-8", errors="replace") if self.collect else ""
+        except OSError:
+            return ""
+
+
+def _env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """(the variables of a leading `env K=V …`, the rest of argv)."""
+    if not argv or argv[0] != "env":
+        return {}, list(argv)
+    out: dict[str, str] = {}
+    i = 1
+    while i < len(argv) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", argv[i]):
+        k, _, v = argv[i].partition("=")
+        out[k] = v
+        i += 1
+    return out, list(argv[i:])
+
+
 class TestRunner:
     """Runs one command in one sandbox and project environment; results cached per commit + command +
     environment (memory and disk)."""
@@ -245,29 +297,51 @@ class TestRunner:
         self.cache_dir = cache_dir
         self.env = env  # None: argv as is (prereview's PATH)
         self._memo: dict[str, TestRun] = {}
+        self.collected: dict[str, str] = {}  # cache key -> the hook's file read back from that run
         self.runs = 0  # sandbox runs actually made (not served from the cache)
 
-    def _key(self, commit: str) -> str:
-        basis = json.dumps([commit, self.argv, self.sandbox.name, *([self.env.key] if self.env else [])])
+    def _key(self, commit: str, hook: RunHook | None = None) -> str:
+        extra = [*([self.env.key] if self.env else []), *([hook.key] if hook else [])]
+        basis = json.dumps([commit, self.argv, self.sandbox.name, *extra])
         return hashlib.sha256(basis.encode()).hexdigest()[:32]
 
-    def at_commit(self, repo: Path, commit: str) -> TestRun:
-        key = self._key(commit)
+    def at_commit(self, repo: Path, commit: str, hook: RunHook | None = None) -> TestRun:
+        """The run at `commit`; with a hook, `collected_at(commit, hook)` then gives the file it read back."""
+        key = self._key(commit, hook)
         if key in self._memo:
             return self._memo[key]
         cached = self._load(key)
+        if cached is not None and hook is not None:
+            text = self._load_collected(key)
+            cached = cached if text is not None else None
+            self.collected[key] = text or ""
         if cached is None:
             with tempfile.TemporaryDirectory(prefix="prereview-tests-") as tmp:
-                cached = self.in_tree(export_tree(repo, commit, Path(tmp) / "work"))
+                root = export_tree(repo, commit, Path(tmp) / "work")
+                cached = self._run(root, hook)
+                if hook is not None:
+                    self.collected[key] = hook.read_back(root)
             if not cached.timed_out:  # a timeout may be the machine being busy: try again next time
                 self._store(key, cached)
+                if hook is not None:
+                    self._store_collected(key, self.collected[key])
         self._memo[key] = cached
         return cached
 
+    def collected_at(self, commit: str, hook: RunHook) -> str:
+        return self.collected.get(self._key(commit, hook), "")
+
     def in_tree(self, root: Path) -> TestRun:
+        return self._run(root, None)
+
+    def _run(self, root: Path, hook: RunHook | None) -> TestRun:
         self.runs += 1
         argv = self.env.command(root) if self.env is not None else self.argv
-        return relativize(to_testrun(self.argv, self.sandbox.run(argv, cwd=root, timeout=self.timeout)), root)
+        if hook is not None:
+            hook.install(root)
+            argv = hook.argv(argv)
+        res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
+        return relativize(to_testrun(self.argv, res), root)
 
     def _load(self, key: str) -> TestRun | None:
         if self.cache_dir is None:
@@ -285,6 +359,18 @@ class TestRunner:
             return
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         (self.cache_dir / f"{key}.json").write_text(json.dumps(asdict(run)), encoding="utf-8")
+
+    def _load_collected(self, key: str) -> str | None:
+        if self.cache_dir is None:
+            return None
+        try:
+            return (self.cache_dir / f"{key}.collected").read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def _store_collected(self, key: str, text: str) -> None:
+        if self.cache_dir is not None:
+            (self.cache_dir / f"{key}.collected").write_text(text, encoding="utf-8")
 
 
 def relativize(run: TestRun, root: Path) -> TestRun:
