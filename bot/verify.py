@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import git, propose, testrun
+from . import fsguard, git, propose, testrun
 from .config import Config
 from .diff import Diff, FileDiff, edit_at, parse
 from .models import Model
@@ -84,7 +84,10 @@ def verify(
         return Verdict(patch, False, "the patch does not apply cleanly")
     with tempfile.TemporaryDirectory(prefix="prereview-verify-") as tmp:
         root = testrun.export_tree(repo, head_sha, Path(tmp) / "work")
-        (root / patch.path).write_text(patch.apply(text), encoding="utf-8")
+        try:  # the change may have made patch.path (or a directory above it) a symlink out of the tree
+            fsguard.write_text(root, patch.path, patch.apply(text))
+        except fsguard.UnsafePath as exc:
+            return Verdict(patch, False, str(exc))
         after = runner.in_tree(root)
     ok, reason = judge(after, head, breakage)
     return Verdict(patch, ok, reason, after)
