@@ -83,7 +83,14 @@ class SandboxConfig(_Section):
     backend: Literal["auto", "bubblewrap", "docker", "none"] = "auto"
     image: str = Field("python:3.11-slim", description="docker backend: image to run tests in")
     timeout: float = Field(300.0, description="Seconds before a test run is killed")
-    memory_mb: int = Field(2048, description="Memory limit for a test run")
+    memory_mb: int = Field(
+        2048, description="Memory limit for one process of a test run (docker: the whole run)"
+    )
+    memory_total_mb: int | None = Field(
+        None, ge=16, description="bubblewrap: memory for a test run as a whole (cgroup); None = 2 × memory_mb"
+    )
+    shm_mb: int = Field(64, ge=1, description="bubblewrap: size of the run's own /dev/shm")
+    disk_mb: int = Field(1024, ge=1, description="bubblewrap: how much a test run may add to the work copy")
     max_processes: int = Field(256, description="Process limit for a test run")
     max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
     cpus: float = Field(2.0, description="docker backend: CPUs for a test run")

@@ -145,7 +145,11 @@ class PatchStage:
         if self.sandbox.warning:
             self.notes.append(self.sandbox.warning)
         self.runner = TestRunner(self.sandbox, argv, self.cfg.sandbox.timeout, self.cache_dir)
-        progress.message(f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox)")
+        bounds = getattr(self.sandbox, "bounds", "")
+        progress.message(
+            f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox"
+            + (f"; {bounds})" if bounds else ")")
+        )
         try:
             self.base = self.runner.at_commit(repo, self.change.base_sha)
             self.head = self.runner.at_commit(repo, self.change.head_sha)
