@@ -51,6 +51,11 @@ class ReviewConfig(_Section):
     fail_level: FailLevel = Field("none", description="Exit 1 when a finding reaches this severity")
     instructions: str = Field("", description="Extra instructions appended to the review prompt")
     max_file_lines: int = Field(5000, ge=1, description="Skip files whose new version is longer than this")
+    max_file_bytes: int = Field(
+        1_000_000,
+        ge=1,
+        description="Files (or their diff) larger than this are skipped before any scanner or redaction",
+    )
     chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
     max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
 

@@ -112,5 +112,24 @@ def show(repo: Path, rev: str, path: str) -> str | None:
         return None
 
 
+def sizes(repo: Path, rev: str, paths: list[str]) -> dict[str, int]:
+    """Byte sizes of the blobs at `rev` for these paths (one `git cat-file` for all; absent ones left out)."""
+    paths = [p for p in paths if p and "\n" not in p]
+    if not paths:
+        return {}
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objecttype) %(objectsize)"],
+        input="".join(f"{rev}:{p}\n" for p in paths).encode(),
+        capture_output=True,
+        check=False,
+    )
+    out = {}
+    for path, line in zip(paths, proc.stdout.decode("utf-8", "replace").splitlines(), strict=False):
+        kind, _, size = line.partition(" ")
+        if kind == "blob" and size.isdigit():
+            out[path] = int(size)
+    return out
+
+
 def commit_subject(repo: Path, rev: str) -> str:
     return git(repo, "log", "-1", "--format=%s", rev, check=False).strip()

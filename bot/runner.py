@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import git, merge, redact, review, scanners, verify
+from . import git, merge, redact, review, scanners, sizecap, verify
 from .config import Config
 from .diff import parse as parse_diff
 from .models import Model
@@ -53,14 +54,27 @@ class LazyModel:
 def review_change(
     change: ChangeRequest, cfg: Config, *, progress: Progress | None = None, model: LazyModel | None = None
 ) -> Review:
+    t0 = time.monotonic()  # stats.seconds_total: the whole review, redaction, scanners and tests included
     progress = progress or Quiet()
     repo = change.workdir
+    cap = cfg.review.max_file_bytes
 
-    def read_head(path: str) -> str | None:
+    # Oversized files are left out before anything reads them (scanners, redaction, prompts).
+    def head_sizes(paths: list[str]) -> dict[str, int]:
+        return git.sizes(repo, change.head_sha, paths) if repo is not None else {}
+
+    diff_text, capped = sizecap.cap(change.diff_text, head_sizes, cap)
+    change = replace(change, diff_text=diff_text)
+    too_big = {s.path for s in capped}
+
+    def show_head(path: str) -> str | None:
         return git.show(repo, change.head_sha, path) if repo is not None else None
 
-    def read_base(path: str) -> str | None:
+    def show_base(path: str) -> str | None:
         return git.show(repo, change.base_sha, path) if repo is not None else None
+
+    read_head = sizecap.reader(show_head, cap, too_big)
+    read_base = sizecap.reader(show_base, cap, set())
 
     # Secrets are masked before any prompt and in the output; scanners see the real text to find them.
     lazy = model or LazyModel(cfg, progress)
@@ -73,7 +87,14 @@ def review_change(
     result = merge.after_model(result, safe_change.diff_text, cfg, lazy, safe_read)
     # Optional: the project's tests at base/head (broken tests become findings) and verified patches.
     result = verify.after_review(result, safe_change, cfg, lazy, progress, read_for_prompt=safe_read)
-    return redactor.review(replace(result, notes=result.notes + scan.notes))
+    result = replace(
+        result,
+        notes=change.notes + result.notes + scan.notes,
+        coverage=replace(result.coverage, skipped=result.coverage.skipped + tuple(capped)),
+        stats=replace(result.stats, files=result.stats.files + len(capped)),
+    )
+    result = redactor.review(result)
+    return replace(result, stats=replace(result.stats, seconds_total=round(time.monotonic() - t0, 3)))
 
 
 def exit_code(review_: Review, fail_level: str) -> int:
