@@ -19,6 +19,8 @@ _SECTION = re.compile(r"^diff --git ", re.M)
 def sections(diff_text: str) -> list[str]:
     """The diff split into one text per file (`diff --git` headers); [] when it has no such headers."""
     starts = [m.start() for m in _SECTION.finditer(diff_text)]
+    if not starts:
+        return []
     return [diff_text[a:b] for a, b in zip(starts, [*starts[1:], len(diff_text)], strict=True)]
 
 

@@ -468,3 +468,15 @@ def test_a_host_where_bwrap_cannot_start_gets_tests_not_run_with_the_fix(tmp_pat
     with pytest.raises(PrereviewError, match="user namespaces.*sandbox.backend: docker") as exc:
         sb.run(["python", "-m", "pytest"], cwd=tmp_path / "work", timeout=30)
     assert "uid map" in str(exc.value)
+
+
+def test_size_cap_leaves_small_diffs_and_diffs_without_git_headers_alone():
+    from bot import sizecap
+
+    assert sizecap.cap("", lambda _p: {}, 10) == ("", [])
+    plain = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"  # no `diff --git` header: readers still cap
+    assert sizecap.cap(plain, lambda _p: {}, 10) == (plain, [])
+    small = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n"
+    big = "diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-a\n+" + "x" * 500 + "\n"
+    kept, skipped = sizecap.cap(small + big + small.replace("a.py", "c.py"), lambda _p: {"c.py": 10_000}, 300)
+    assert kept == small and [s.path for s in skipped] == ["b.py", "c.py"]
