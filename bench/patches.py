@@ -29,14 +29,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot import agent, git, testrun  # noqa: E402
+from bot.change import git  # noqa: E402
+from bot.change.diff import parse  # noqa: E402
 from bot.config import Config  # noqa: E402
-from bot.diff import parse  # noqa: E402
+from bot.evidence import testrun  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models.registry import create  # noqa: E402
+from bot.patches import agent  # noqa: E402
+from bot.patches.verify import PatchStage  # noqa: E402
 from bot.progress import Quiet  # noqa: E402
 from bot.types import ChangeRef  # noqa: E402
-from bot.verify import PatchStage  # noqa: E402
 
 BENCH = Path(os.environ.get("PREREVIEW_BENCH", ROOT.parent / "shared" / "bench"))
 if not BENCH.is_dir():

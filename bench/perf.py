@@ -5,7 +5,10 @@ Measures, in one process on this machine with one loaded model:
   2. for a handful of ../shared/bench changes: review wall time, prompt/completion tokens, the overhead
      ratio = wall / (prompt_tokens / raw_pp + completion_tokens / raw_tg), prompt tokens evaluated after
      KV prefix reuse, prompt tokens per changed line;
-  3. peak RSS against model file + KV cache + 300 MB.
+  3. the whole review (scanners, tests, patches on: the defaults) of the same changes: wall time, the
+     seconds per pipeline stage (stats.stages), and the end-to-end ratio
+     wall / (model tokens at raw speed + the test runs' own seconds) — target <= 1.3;
+  4. peak RSS against model file + KV cache + 300 MB.
 
 usage: python bench/perf.py [--model NAME] [--cases quixbugs:gcd,humanevalfix:002_truncate_number]
 """
@@ -27,11 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot import config as config_mod  # noqa: E402
-from bot.diff import parse  # noqa: E402
+from bot.change.diff import parse  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models.catalog import resolve  # noqa: E402
 from bot.models.llama_cpp import LlamaCppModel  # noqa: E402
-from bot.runner import review_change  # noqa: E402
+from bot.pipeline.run import review_change  # noqa: E402
 from bot.types import ChangeRef  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "bench"
@@ -65,7 +68,7 @@ def grammar_cost(model: LlamaCppModel, max_tokens: int = 160) -> dict[str, float
     so the times are generation only."""
     from llama_cpp import LlamaGrammar
 
-    from bot.analyze import findings_schema
+    from bot.findings.analyze import findings_schema
     from bot.models import Message
 
     schema = findings_schema()
@@ -107,7 +110,7 @@ class _Recorder:
     def __init__(self, model: LlamaCppModel) -> None:
         self.model = model
         self.name, self.n_ctx = model.name, model.n_ctx
-        self.evaluated = 0
+        self.evaluated = self.prompt = self.completion = 0
 
     def __call__(self) -> _Recorder:
         return self
@@ -118,6 +121,8 @@ class _Recorder:
     def complete(self, messages, **kw):  # type: ignore[no-untyped-def]
         c = self.model.complete(messages, **kw)
         self.evaluated += c.prompt_tokens_evaluated or c.prompt_tokens
+        self.prompt += c.prompt_tokens
+        self.completion += c.completion_tokens
         return c
 
 
@@ -185,6 +190,7 @@ def main() -> None:
                 f"{row['prompt_tokens_per_changed_line']:8.1f} {len(review.findings):4d}"
                 + ("" if s.chunks else f"  (nothing sent: {_skips(review)})")
             )
+    whole = whole_reviews(args.cases, model, pp, tg)
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     ratios_eval = [r["ratio_evaluated"] for r in rows if r["ratio_evaluated"]]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -202,9 +208,50 @@ def main() -> None:
     if args.json:
         args.json.write_text(
             json.dumps(
-                {"raw_pp": pp, "raw_tg": tg, "rows": rows, "rss_mb": rss_mb, "budget_mb": budget}, indent=2
+                {
+                    "raw_pp": pp,
+                    "raw_tg": tg,
+                    "rows": rows,
+                    "whole": whole,
+                    "rss_mb": rss_mb,
+                    "budget_mb": budget,
+                },
+                indent=2,
             )
         )
+
+
+def whole_reviews(cases: str, model: LlamaCppModel, pp: float, tg: float) -> list[dict]:
+    """The default pipeline end to end: where each review's seconds go, and wall against the ideal."""
+    cfg = config_mod.build({}, env={})
+    rows = []
+    print(f"\nwhole review (defaults): {'case':32} {'wall s':>7} {'ideal':>6} {'ratio':>6}  stages")
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in cases.split(","):
+            ds, case = spec.split(":", 1)
+            folder = {"secfix": "secfix_py"}.get(ds, ds)
+            out = Path(tmp) / case
+            mk = [sys.executable, str(SHARED / "mk_pr_repo.py"), ds, str(SHARED / folder), case, str(out)]
+            subprocess.run(mk, check=True, capture_output=True)
+            change = LocalForge().fetch(ChangeRef("local", str(out)))
+            rec = _Recorder(model)
+            t = time.perf_counter()
+            review = review_change(change, cfg, model=rec, cache_dir=Path(tmp) / "cache")  # type: ignore[arg-type]
+            wall = time.perf_counter() - t
+            s = review.stats
+            # every model request of the review (self-checks and patches too) at raw speed, plus the tests
+            ideal = rec.prompt / pp + rec.completion / tg + s.stages.get("tests", 0.0)
+            row = {"case": spec, "wall_s": round(wall, 2), "ideal_s": round(ideal, 2), "stages": s.stages}
+            row["ratio"] = round(wall / ideal, 3) if ideal else None
+            rows.append(row)
+            split = " · ".join(f"{k} {v:.1f}" for k, v in s.stages.items())
+            print(f"{'':25}{spec:32} {wall:7.1f} {ideal:6.1f} {_num(row['ratio']):>6}  {split}")
+    ratios = [r["ratio"] for r in rows if r["ratio"]]
+    if ratios:
+        print(
+            f"end-to-end ratio: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} (target <= 1.3)"
+        )
+    return rows
 
 
 def _num(x: float | None) -> str:

@@ -32,10 +32,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot import analyze, context, runner  # noqa: E402
-from bot.diff import parse  # noqa: E402
+from bot.change.diff import parse  # noqa: E402
+from bot.findings import analyze  # noqa: E402
+from bot.findings import chunks as context  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models import Message, Model  # noqa: E402
+from bot.pipeline import run as runner  # noqa: E402
 from bot.types import ChangeRef, ChangeRequest, Finding, severity_rank  # noqa: E402
 
 BENCH = Path(os.environ.get("PREREVIEW_BENCH", ROOT.parent / "shared" / "bench"))

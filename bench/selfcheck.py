@@ -27,8 +27,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from quality import fetch, make_repo  # noqa: E402
 
-from bot import analyze, git, merge, runner  # noqa: E402
-from bot.diff import parse  # noqa: E402
+from bot.change import git  # noqa: E402
+from bot.change.diff import parse  # noqa: E402
+from bot.findings import analyze, merge  # noqa: E402
+from bot.pipeline import run as runner  # noqa: E402
 from bot.types import Finding  # noqa: E402
 
 STRONG = {"medium", "high", "critical"}

@@ -121,6 +121,7 @@ class Stats:
     seconds_model: float = 0.0
     seconds_total: float = 0.0
     model: str = ""
+    stages: dict[str, float] = field(default_factory=dict)  # wall seconds per pipeline stage
 
 
 @dataclass(frozen=True)

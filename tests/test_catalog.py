@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli.root import main
 from bot.models import catalog
 from bot.types import PrereviewError
 

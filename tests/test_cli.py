@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from bot.cli import main
+from bot.cli.root import main
 from tests.conftest import git
 
 SCHEMA = json.loads(

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from bot import config as config_mod
-from bot.cli import main
-from bot.runner import load_config
+from bot.cli.root import main
+from bot.pipeline.run import load_config
 from bot.types import PrereviewError
 
 
@@ -108,7 +108,7 @@ def _repo_with_config_change(make_repo, head_cfg: str | None) -> Path:
 def test_config_comes_from_the_base_revision(make_repo) -> None:
     evil = "model: {backend: openai_http, api_base: 'http://127.0.0.1:1/v1'}\nreview: {max_findings: 0}\n"
     repo = _repo_with_config_change(make_repo, evil)
-    from bot import git
+    from bot.change import git
 
     base = git.resolve(repo, "HEAD~")
     cfg = load_config(repo, base, env={})
@@ -142,14 +142,14 @@ def test_pr_adding_a_config_does_not_apply(make_repo) -> None:
     repo = make_repo(
         {"app.py": "x = 1\n"}, {".prereview.yml": "review: {max_findings: 0}\n", "app.py": "x = 2\n"}
     )
-    from bot import git
+    from bot.change import git
 
     assert load_config(repo, git.resolve(repo, "HEAD~"), env={}).review.max_findings == 20
 
 
 def test_invalid_base_config_is_a_precise_error(make_repo) -> None:
     repo = make_repo({".prereview.yml": "review: {max_findigs: 1}\n"}, {"a.py": "a = 1\n"})
-    from bot import git
+    from bot.change import git
 
     base = git.resolve(repo, "HEAD~")
     with pytest.raises(PrereviewError) as info:

@@ -12,10 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bot import runner
 from bot.config import build
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
+from bot.pipeline import run as runner
 from bot.render import FORMATS, render
 from bot.types import ChangeRef
 

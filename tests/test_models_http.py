@@ -20,9 +20,9 @@ import jsonschema
 import pytest
 import yaml
 
-from bot import analyze
-from bot.cli import main
+from bot.cli.root import main
 from bot.config import ModelConfig
+from bot.findings import analyze
 from bot.models.base import Message, ModelError
 from bot.models.openai_http import OpenAIHTTPModel
 from bot.models.registry import create
@@ -451,8 +451,8 @@ def test_real_server_review_via_cli(llama_server: str, bench_repo, tmp_path: Pat
     jsonschema.validate(doc, SCHEMA)
     assert doc["stats"]["model"] == "qwen-test" and doc["stats"]["prompt_tokens"] > 0
     assert doc["coverage"]["reviewed"] or doc["coverage"]["skipped"]
-    from bot.diff import parse
-    from bot.git import diff
+    from bot.change.diff import parse
+    from bot.change.git import diff
 
     d = parse(diff(Path(info["repo"]), "HEAD~", "HEAD"))
     for f in doc["findings"]:

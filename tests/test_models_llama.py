@@ -10,10 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bot import analyze, git, review
-from bot.cli import main
+from bot.change import git
+from bot.change.diff import parse
+from bot.cli.root import main
 from bot.config import build
-from bot.diff import parse
+from bot.findings import analyze
+from bot.findings import model_review as review
 from bot.forges.local import LocalForge
 from bot.models.base import Completion, Message, ModelError
 from bot.types import ChangeRef

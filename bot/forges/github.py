@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import git
-from ..diff import Hunk, parse, to_text
-from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
+from ..change import git
+from ..change.diff import Hunk, parse, to_text
+from ..types import ChangeRef, ChangeRequest, PrereviewError
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
@@ -302,16 +302,6 @@ class GitHubForge:
             )
         except PrereviewError:
             return None
-
-    def posted(self, change: ChangeRequest) -> set[str]:
-        from ..publish.github import GitHubPublisher
-
-        return GitHubPublisher(self.api, _number(change)).posted()
-
-    def post_review(self, change: ChangeRequest, review: Review) -> None:
-        from ..publish.github import GitHubPublisher
-
-        GitHubPublisher(self.api, _number(change)).publish(review, parse(change.diff_text))
 
 
 def _number(change: ChangeRequest) -> int:

@@ -11,20 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import git
-from ..publish.gitlab import PermissionDenied, Rejected
-from ..publish.gitlab_position import DiffRefs
+from ..change import git
 from ..types import ChangeRef, ChangeRequest, PrereviewError
+from .protocols import DiffRefs, PermissionDenied, Rejected
 
 if TYPE_CHECKING:
     import gitlab
     from gitlab.v4.objects import Project, ProjectMergeRequest
 
-    from ..config import GitLabConfig
-    from ..diff import Diff
     from ..progress import Progress
-    from ..publish.gitlab import PublishResult
-    from ..types import Review
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -280,19 +275,6 @@ class GitLabForge:
         """React to a note (e.g. 👀 on a `/review` command)."""
         note = self._mr(iid).notes.get(note_id, lazy=True)
         self._call("award an emoji", note.awardemojis.create, {"name": name})
-
-    def post_review(
-        self,
-        change: ChangeRequest,
-        review: Review,
-        cfg: GitLabConfig | None = None,
-        progress: Progress | None = None,
-        scope: Diff | None = None,
-    ) -> PublishResult:
-        from ..config import GitLabConfig
-        from ..publish.gitlab import publish
-
-        return publish(self, change, review, cfg or GitLabConfig(), progress=progress, scope=scope)
 
 
 def _has(repo: Path, sha: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import git
+from ..change import git
 from ..types import ChangeRef, ChangeRequest
 
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..diff import Diff, FileDiff, parse
+from ..change.diff import Diff, FileDiff, parse
 from ..forges.github import GitHubAPI, PostedComment, patch_to_diff
 from ..render.markdown import SUMMARY_MARKER, comment_body, counts_line, fingerprint_marker, fingerprints_in
 from ..types import Finding, Review

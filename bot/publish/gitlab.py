@@ -9,35 +9,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
+from ..change.diff import Diff, parse
 from ..config import GitLabConfig
-from ..diff import Diff, parse
+from ..forges.protocols import DiffRefs, MRApi, PermissionDenied, Rejected
 from ..progress import Progress, Quiet
 from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, summary
-from ..types import ChangeRequest, Finding, PrereviewError, Review
-from .gitlab_position import DiffRefs, anchor, file_position
-
-
-class Rejected(Exception):
-    """GitLab refused a note (400): usually a position that is not a line of the MR diff."""
-
-
-class PermissionDenied(PrereviewError):
-    """The token may not do this (401/403): e.g. no api scope, or a role below Developer for resolving."""
-
-
-class MRApi(Protocol):
-    """What publishing needs from GitLab (GitLabForge implements it)."""
-
-    def diff_refs(self, iid: int, head_sha: str | None = None) -> DiffRefs: ...
-    def discussions(self, iid: int) -> list[dict[str, Any]]: ...
-    def create_discussion(
-        self, iid: int, body: str, position: dict[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-    def resolve_discussion(self, iid: int, discussion_id: str) -> None: ...
-    def create_note(self, iid: int, body: str) -> dict[str, Any]: ...
-    def update_note(self, iid: int, note_id: int, body: str) -> None: ...
+from ..types import ChangeRequest, Finding, Review
+from .gitlab_position import anchor, file_position
 
 
 @dataclass

@@ -13,17 +13,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..diff import Diff, FileDiff
+from ..change.diff import Diff, FileDiff
+from ..forges.protocols import DiffRefs
 from ..types import Finding
-
-
-@dataclass(frozen=True)
-class DiffRefs:
-    """The three commits a GitLab position is relative to (MR `diff_refs` or a diff version)."""
-
-    base_sha: str
-    start_sha: str
-    head_sha: str
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .. import cwe
+from ..findings import cwe
 from ..types import SEVERITIES, Finding, Review
+from .text import stage_times
 
 SUMMARY_MARKER = "<!-- prereview:summary -->"
 _FP = re.compile(r"<!-- prereview:fp=([0-9a-f]{16}) -->")
@@ -103,6 +104,8 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
         + (f" · {verified} verified fix(es)" if verified else "")
         + f" · head {review.head[:12]}</sub>",
     ]
+    if s.stages:
+        lines += ["", f"<sub>time per stage: {stage_times(s.stages)}</sub>"]
     for f in review.findings:
         lines.append(fingerprint_marker(f.fingerprint))
     return "\n".join(lines) + "\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__, cwe
+from .. import __version__
+from ..findings import cwe
 from ..types import Finding, Review
 
 _LEVEL = {"info": "note", "low": "note", "medium": "warning", "high": "error", "critical": "error"}

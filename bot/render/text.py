@@ -5,6 +5,11 @@ from __future__ import annotations
 from ..types import Review
 
 
+def stage_times(stages: dict[str, float]) -> str:
+    """`model 12.3s · tests 4.0s · …`, in pipeline order (the stages overlap: they can sum to more)."""
+    return " · ".join(f"{name} {sec:.1f}s" for name, sec in stages.items())
+
+
 def render_text(review: Review) -> str:
     out: list[str] = []
     for f in review.findings:
@@ -27,6 +32,8 @@ def render_text(review: Review) -> str:
         f"model {s.model or 'none'}, {s.chunks} chunk(s), {s.prompt_tokens}+{s.completion_tokens} tokens, "
         f"{s.seconds_total:.1f}s"
     )
+    if s.stages:
+        out.append("time per stage: " + stage_times(s.stages))
     for sk in review.coverage.skipped:
         out.append(f"skipped {sk.path}: {sk.reason}")
     return "\n".join(out) + "\n"

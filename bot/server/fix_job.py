@@ -14,11 +14,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from .. import git
+from ..change import git
+from ..change.diff import parse
 from ..config import CONFIG_FILE, Config
-from ..diff import parse
+from ..pipeline.run import LazyModel
 from ..progress import Quiet
-from ..runner import LazyModel
 from ..types import ChangeRequest, PrereviewError
 from . import fix_branch, repo_config
 from .forge_session import ForgeSession
@@ -30,7 +30,7 @@ log = logging.getLogger("prereview.worker")
 
 
 def run(job: Job, forge: ForgeSession, server_cfg: Config, model: LazyModel) -> None:
-    from ..commands.fix import find_fix, unified_diff
+    from ..cli.fix import find_fix, unified_diff
     from ..render.markdown import fence_for
 
     change = forge.fetch()

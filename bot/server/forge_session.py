@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..change.diff import Diff, parse
 from ..config import Config
-from ..diff import Diff, parse
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
 from .checkout import checkout, push, read_file
 from .jobs import Job
@@ -237,7 +237,9 @@ class GitLabSession(_GitOverHttps):
     def publish(
         self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
     ) -> None:
-        self.forge.post_review(change, review, (cfg or self.cfg).gitlab, scope=scope)
+        from ..publish.gitlab import publish
+
+        publish(self.forge, change, review, (cfg or self.cfg).gitlab, scope=scope)
 
     def set_paused(self, paused: bool) -> None:
         return None  # remembered in the server's store only

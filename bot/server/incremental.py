@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..diff import parse, to_text
+from ..change.diff import parse, to_text
 
 MAX_REMEMBERED_BYTES = 2_000_000  # beyond this the next `-i` falls back to a full review
 

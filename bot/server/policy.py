@@ -9,8 +9,8 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
-from .. import chatops
 from ..config import ServerConfig
+from . import chatops
 from .events import Event
 from .jobs import Job
 

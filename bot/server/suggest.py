@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from ..diff import Diff
+from ..change.diff import Diff
 from ..types import Finding
 
 

@@ -8,15 +8,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .. import chatops
+from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
-from ..context import DEFAULT_SKIP, select_files
-from ..diff import parse, render_hunk
+from ..findings.chunks import DEFAULT_SKIP, select_files
 from ..models.base import Message
+from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
-from ..runner import LazyModel, review_change
 from ..types import ChangeRequest, PrereviewError
-from . import repo_config
+from . import chatops, repo_config
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .jobs import Job

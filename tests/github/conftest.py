@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.cli import main
+from bot.cli.root import main
 from tests.conftest import PLATFORM, git
 from tests.fakes.github_api import FakeGitHub
 

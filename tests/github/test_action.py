@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.diff import parse
+from bot.change.diff import parse
 from bot.publish.github import RESOLVED_MARKER
 from bot.render.markdown import SUMMARY_MARKER, fingerprints_in
 
@@ -210,7 +210,7 @@ def test_missing_token_is_a_one_line_error(action: Action) -> None:
     event = action.tmp / "e.json"
     event.write_text("{}")
     action.monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
-    from bot.cli import main
+    from bot.cli.root import main
 
     with pytest.raises(SystemExit) as exc:
         main(["github", "--pr", "1"])

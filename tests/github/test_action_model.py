@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.diff import parse
+from bot.change.diff import parse
 from bot.render.markdown import SUMMARY_MARKER
 
 from .conftest import Action

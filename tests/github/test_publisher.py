@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.diff import parse
+from bot.change.diff import parse
 from bot.forges.github import GitHubAPI, patch_to_diff, restrict_diff, retry_wait
 from bot.publish import github_actions as actions
 from bot.publish.github import GitHubPublisher, inline_comment

@@ -8,7 +8,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.diff import parse
+from bot.change.diff import parse
 from bot.publish.gitlab_position import DiffRefs, anchor, file_position, gitlab_lines, line_code
 from bot.types import Finding
 from tests.fakes.gitlab_api import INCOMPLETE_ERROR, LINE_CODE_ERROR, FakeGitLab

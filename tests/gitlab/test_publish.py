@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.change.diff import parse
 from bot.config import GitLabConfig
-from bot.diff import parse
 from bot.forges.gitlab import GitLabForge
 from bot.publish.gitlab import publish
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, PrereviewError, Review, Skipped, Stats

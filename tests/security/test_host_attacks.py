@@ -20,13 +20,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot import agent, fsguard
-from bot.cli import cli
+from bot import fsguard
+from bot.cli.root import cli
 from bot.config import Config, SandboxConfig
+from bot.evidence.testrun import Breakage, TestRun
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
-from bot.runner import LazyModel, review_change
-from bot.testrun import Breakage, TestRun
+from bot.patches import agent
+from bot.pipeline.run import LazyModel, review_change
 from bot.types import ChangeRef, PrereviewError
 
 PYTEST = "python -m pytest -q -p no:cacheprovider"
@@ -159,7 +160,7 @@ def test_fix_and_server_fix_never_write_through_the_symlink(tmp_path, victim):
 def test_fix_apply_refuses_a_symlink_in_the_working_tree(tmp_path, victim):
     """The working tree's calc.py was swapped for a link to a host file with the same text: --apply must
     not follow it (the local-changes check alone would pass)."""
-    from bot.commands.fix import apply_files
+    from bot.cli.fix import apply_files
 
     repo = hostile_repo(tmp_path / "repo", {"calc.py": CALC}, {"calc.py": CALC.replace("+", "-")})
     head = git(repo, "rev-parse", "HEAD").strip()
@@ -471,7 +472,7 @@ def test_a_host_where_bwrap_cannot_start_gets_tests_not_run_with_the_fix(tmp_pat
 
 
 def test_size_cap_leaves_small_diffs_and_diffs_without_git_headers_alone():
-    from bot import sizecap
+    from bot.change import sizecap
 
     assert sizecap.cap("", lambda _p: {}, 10) == ("", [])
     plain = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"  # no `diff --git` header: readers still cap

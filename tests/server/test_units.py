@@ -280,7 +280,7 @@ def test_state_forgets_old_deliveries_and_old_rate_counters(tmp_path) -> None:
 
 
 def test_a_verified_fix_becomes_suggestions_only_on_lines_of_the_diff() -> None:
-    from bot.diff import parse
+    from bot.change.diff import parse
     from bot.server.suggest import suggestions
 
     diff = parse(

@@ -1,0 +1,1 @@
+"""The change under review: git access, the parsed diff, secret redaction."""

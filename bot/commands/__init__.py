@@ -1,1 +1,0 @@
-"""Subcommands beyond `review`: each module exposes a click command named `command`, loaded lazily."""

@@ -1,0 +1,1 @@
+"""Evidence from running the code: the project's tests and base/head behaviour."""

@@ -1,0 +1,41 @@
+"""What publishers need from a forge: the small protocols forges implement, and the errors they raise.
+
+Publishers (bot/publish/) depend on these; forges never import a publisher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..types import PrereviewError
+
+
+@dataclass(frozen=True)
+class DiffRefs:
+    """The three commits a GitLab position is relative to (MR `diff_refs` or a diff version)."""
+
+    base_sha: str
+    start_sha: str
+    head_sha: str
+
+
+class Rejected(Exception):
+    """GitLab refused a note (400): usually a position that is not a line of the MR diff."""
+
+
+class PermissionDenied(PrereviewError):
+    """The token may not do this (401/403): e.g. no api scope, or a role below Developer for resolving."""
+
+
+class MRApi(Protocol):
+    """What publishing needs from GitLab (GitLabForge implements it)."""
+
+    def diff_refs(self, iid: int, head_sha: str | None = None) -> DiffRefs: ...
+    def discussions(self, iid: int) -> list[dict[str, Any]]: ...
+    def create_discussion(
+        self, iid: int, body: str, position: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+    def resolve_discussion(self, iid: int, discussion_id: str) -> None: ...
+    def create_note(self, iid: int, body: str) -> dict[str, Any]: ...
+    def update_note(self, iid: int, note_id: int, body: str) -> None: ...

@@ -1,0 +1,20 @@
+"""The patches stage: for the findings a patch can fix (broken tests first, then the model's bug and
+security findings), propose candidates and keep the first one the tests verify (patches/verify.py)."""
+
+from __future__ import annotations
+
+from ..pipeline.context import ReviewContext
+from ..types import Finding
+from .verify import PatchStage
+
+
+class PatchesStage:
+    name = "patches"
+
+    def run(self, ctx: ReviewContext, findings: list[Finding]) -> list[Finding]:
+        engine = ctx.shared.get("tests")
+        if not isinstance(engine, PatchStage):  # no tests stage ran before this one
+            return findings
+        out = engine.post_findings(ctx.change, ctx.diff, findings, ctx.model, ctx.cfg, ctx.progress)
+        ctx.notes += engine.notes[ctx.shared.get("tests_notes_seen", 0) :]
+        return out

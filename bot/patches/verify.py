@@ -1,0 +1,267 @@
+"""Prove a patch with the project's tests: apply it to a scratch copy of head, run the tests in the sandbox.
+
+A patch is kept only if it applies cleanly, touches no test file, makes no passing test fail and makes
+the tests the change broke pass again. Kept patches become the finding's `suggestion`, with
+`verified=True` and the evidence ("tests: 6 passed, was 5 failed"). Nothing unverified is offered as
+a fix.
+
+`PatchStage` is the engine behind the pipeline's tests and patches stages (evidence/tests_stage.py,
+patches/stage.py) and `prereview fix`: tests at base and head (-> findings for what the change broke),
+then propose -> verify for those findings and for the model's own findings.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .. import fsguard
+from ..change import git
+from ..change.diff import Diff, FileDiff, edit_at, parse
+from ..config import Config
+from ..evidence import testrun
+from ..evidence.testrun import Breakage, TestRun, TestRunner
+from ..models import Model
+from ..progress import Progress, Quiet
+from ..sandbox import Sandbox
+from ..sandbox import create as create_sandbox
+from ..types import ChangeRequest, Finding, PrereviewError, severity_rank
+from . import propose
+
+
+@dataclass(frozen=True)
+class Verdict:
+    patch: propose.Patch
+    ok: bool
+    reason: str  # why it was rejected, or the evidence when kept
+    run: TestRun | None = None
+
+    @property
+    def evidence(self) -> str | None:
+        return self.reason if self.ok else None
+
+
+def judge(after: TestRun, head: TestRun, breakage: Breakage | None) -> tuple[bool, str]:
+    """Accept a test run of the patched tree? (ok, evidence or reason)"""
+    if after.timed_out:
+        return False, "tests timed out with the patch"
+    newly = [t for t in after.failing if t not in set(head.failing)]
+    if newly:
+        return False, f"the patch makes passing tests fail: {', '.join(newly[:3])}"
+    if after.passed < head.passed:
+        return False, f"fewer tests pass with the patch ({after.passed} < {head.passed})"
+    if breakage is None:
+        if after.passed == 0 or after.bad > head.bad:
+            return False, "no test ran to check the patch"
+        return True, f"tests: {after.summary()}, none broken by the fix"
+    still = [t for t in breakage.tests if t in set(after.failing)]
+    if (
+        still
+        or (breakage.tests == ("(test run)",) and not after.ok)
+        or after.bad >= head.bad
+        and not after.ok
+    ):
+        return False, f"tests still failing with the patch ({after.summary()})"
+    was = f"{head.bad} failed" if head.bad else head.summary()
+    return True, f"tests: {after.summary()}, was {was}"
+
+
+def verify(
+    patch: propose.Patch,
+    *,
+    repo: Path,
+    head_sha: str,
+    runner: TestRunner,
+    head: TestRun,
+    breakage: Breakage | None,
+) -> Verdict:
+    if testrun.is_test_path(patch.path):
+        return Verdict(patch, False, "the patch edits a test file")
+    text = git.show(repo, head_sha, patch.path)
+    if text is None:
+        return Verdict(patch, False, f"{patch.path} does not exist at head")
+    if tuple(text.split("\n")[patch.start - 1 : patch.end]) != patch.old_lines:
+        return Verdict(patch, False, "the patch does not apply cleanly")
+    with tempfile.TemporaryDirectory(prefix="prereview-verify-") as tmp:
+        root = testrun.export_tree(repo, head_sha, Path(tmp) / "work")
+        try:  # the change may have made patch.path (or a directory above it) a symlink out of the tree
+            fsguard.write_text(root, patch.path, patch.apply(text))
+        except fsguard.UnsafePath as exc:
+            return Verdict(patch, False, str(exc))
+        after = runner.in_tree(root)
+    ok, reason = judge(after, head, breakage)
+    return Verdict(patch, ok, reason, after)
+
+
+def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
+    """The finding, moved onto the lines the patch replaces, carrying the verified replacement."""
+    p = verdict.patch
+    return finding.with_(
+        line=p.start,
+        end_line=p.end if p.end != p.start else None,
+        suggestion=p.suggestion,
+        verified=True,
+        evidence=verdict.evidence,
+    )
+
+
+ModelFactory = Callable[[], Model]
+
+
+@dataclass
+class PatchStage:
+    """Tests at base/head -> findings for what broke; then propose -> verify patches within a budget."""
+
+    change: ChangeRequest
+    cfg: Config
+    cache_dir: Path | None = None
+    read_for_prompt: Callable[[str], str | None] | None = None  # file text as prompts may show it (redacted)
+    sandbox: Sandbox | None = None
+    notes: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)  # every candidate tried, for logs and benches
+    runner: TestRunner | None = None
+    base: TestRun | None = None
+    head: TestRun | None = None
+    breakage: Breakage | None = None
+    diff: Diff | None = None  # the change's parsed diff, when the pipeline already has it
+    _started: bool = False
+
+    def start(self, progress: Progress | None = None) -> None:
+        """Detect the test command and run it at base and head (once)."""
+        if self._started:
+            return
+        self._started = True
+        progress = progress or Quiet()
+        repo = self.change.workdir
+        if repo is None or self.cfg.tests == "off":
+            return
+        argv = testrun.detect_at(repo, self.change.head_sha, self.cfg)
+        if argv is None:
+            return
+        try:
+            self.sandbox = self.sandbox or create_sandbox(self.cfg.sandbox)
+        except PrereviewError as exc:
+            self.notes.append(f"tests not run: {exc}")
+            return
+        if self.sandbox.warning:
+            self.notes.append(self.sandbox.warning)
+        self.runner = TestRunner(self.sandbox, argv, self.cfg.sandbox.timeout, self.cache_dir)
+        bounds = getattr(self.sandbox, "bounds", "")
+        progress.message(
+            f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox"
+            + (f"; {bounds})" if bounds else ")")
+        )
+        try:
+            self.base = self.runner.at_commit(repo, self.change.base_sha)
+            self.head = self.runner.at_commit(repo, self.change.head_sha)
+        except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
+            self.notes.append(f"tests not run: {exc}")
+            self.runner = self.base = self.head = None
+            return
+        self.breakage = testrun.compare(self.base, self.head)
+        progress.message(f"tests: base {self.base.summary()}; head {self.head.summary()}")
+
+    def breakage_findings(self, diff: Diff) -> list[Finding]:
+        """extra_findings hook: one finding for the tests the change breaks."""
+        self.start()
+        if self.breakage is None or self.change.workdir is None:
+            return []
+        path, _ = testrun.localize(self.breakage, diff)
+        text = git.show(self.change.workdir, self.change.head_sha, path)
+        return [testrun.breakage_finding(self.breakage, diff, text)]
+
+    def post_findings(
+        self,
+        change: ChangeRequest,
+        diff: Diff,
+        findings: list[Finding],
+        model_factory: ModelFactory,
+        cfg: Config,
+        progress: Progress,
+    ) -> list[Finding]:
+        """post_findings hook: attach verified suggestions to the findings a patch can fix."""
+        self.start(progress)
+        if not cfg.patches.enabled or self.runner is None or self.head is None or change.workdir is None:
+            return findings
+        deadline = time.monotonic() + cfg.patches.budget_seconds
+        out, fixed_lines = [], set()
+        for f in _fixable_first(findings):
+            if f.suggestion or time.monotonic() > deadline or (f.path, f.line) in fixed_lines:
+                out.append(f)
+                continue
+            verdict = self.fix(f, model_factory, progress, deadline)
+            if verdict is not None:
+                fixed_lines |= {(f.path, n) for n in range(verdict.patch.start, verdict.patch.end + 1)}
+                out.append(as_suggestion(f, verdict))
+            else:
+                out.append(f)
+        return out
+
+    def fix(
+        self, f: Finding, model_factory: ModelFactory, progress: Progress, deadline: float
+    ) -> Verdict | None:
+        """Propose up to k candidates for one finding; the first verified one wins."""
+        assert self.runner is not None and self.head is not None and self.change.workdir is not None
+        if not _fixable(f, self.breakage):
+            return None
+        read = self.read_for_prompt or (lambda p: git.show(self.change.workdir, self.change.head_sha, p))  # type: ignore[arg-type]
+        text = read(f.path)
+        if text is None:
+            return None
+        broke = f.rule_id == "tests/broken"
+        problem = propose.Problem(
+            f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
+        )
+        if self.diff is None:
+            self.diff = parse(self.change.diff_text)
+        fd = self.diff.file(f.path)
+        hint = _deleted_hint(fd, f)
+        removed, added = edit_at(fd, f.line) if fd else ((), ())
+        problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
+        breakage = self.breakage if broke else None
+        model = model_factory()
+        tested: dict[propose.Patch, Verdict] = {}
+        for i, patch in enumerate(
+            propose.candidates(model, problem, text, self.cfg.patches.candidates, lambda p: tested[p].reason),
+            1,
+        ):
+            progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
+            verdict = verify(
+                patch,
+                repo=self.change.workdir,
+                head_sha=self.change.head_sha,
+                runner=self.runner,
+                head=self.head,
+                breakage=breakage,
+            )
+            self.verdicts.append(verdict)
+            tested[patch] = verdict
+            if verdict.ok:
+                return verdict
+            if time.monotonic() > deadline:
+                break
+        return None
+
+
+def _deleted_hint(fd: FileDiff | None, f: Finding) -> str:
+    if fd is not None and testrun.deleted_after(fd, f.line):
+        return "The change removed code right below that line: the fix may need to add a line there."
+    return ""
+
+
+def _fixable(f: Finding, breakage: Breakage | None) -> bool:
+    if testrun.is_test_path(f.path) or not f.in_diff or f.side != "RIGHT":
+        return False
+    if f.rule_id == "tests/broken":
+        return breakage is not None
+    return f.source == "model" and f.category in ("bug", "security") and severity_rank(f.severity) >= 2
+
+
+def _fixable_first(findings: Iterable[Finding]) -> list[Finding]:
+    """Broken tests first (the strongest evidence), keeping the review's order otherwise."""
+    fs = list(findings)
+    order = sorted(range(len(fs)), key=lambda i: (fs[i].rule_id != "tests/broken", i))
+    return [fs[i] for i in order]

@@ -1,0 +1,97 @@
+"""One review's shared state: the change (secrets masked), its diff parsed once, readers, config, model.
+
+Built once per review by `pipeline.run.review_change` and handed to every stage in turn. Stages read
+what they need from it and add what they learn (notes, coverage, usage, timings, test runs); findings
+flow separately, from stage to stage, so each stage's effect on them is explicit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..change.diff import Diff
+from ..config import Config
+from ..models import Model
+from ..progress import Progress
+from ..types import ChangeRequest, Finding, Skipped
+
+FileReader = Callable[[str], "str | None"]
+ModelFactory = Callable[[], Model]
+
+
+@dataclass
+class Usage:
+    """What the model cost, summed over the stages that asked it."""
+
+    chunks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds_model: float = 0.0
+    model: str = ""
+
+
+@dataclass
+class ReviewContext:
+    change: ChangeRequest  # as stages and the model see it: secrets already masked
+    diff: Diff  # parsed once from change.diff_text
+    cfg: Config
+    model: ModelFactory  # lazy: a change with nothing to review loads nothing
+    progress: Progress
+    read_head: FileReader  # masked text (what prompts may show), cached
+    read_base: FileReader
+    raw_head: FileReader = field(repr=False, default=lambda p: None)  # real text, for scanners only
+    raw_base: FileReader = field(repr=False, default=lambda p: None)
+    mask: Callable[[Finding], Finding] = lambda f: f  # applied to findings built from real text
+    cache_dir: Any = None  # where test runs and project environments are cached (None: default)
+    notes: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    reviewed: tuple[str, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    seconds: dict[str, float] = field(default_factory=dict)  # stage name -> wall seconds
+    shared: dict[str, Any] = field(default_factory=dict)  # results one stage leaves for later ones
+    started: float = field(default_factory=time.monotonic)
+
+    def head_lines(self, path: str) -> list[str] | None:
+        text = self.read_head(path)
+        return None if text is None else text.splitlines()
+
+    def charge(self, stage: str, work: Background) -> None:
+        """Count a stage's background work in its seconds: the pipeline times the stage's foreground,
+        which includes the wait for that work; the work's own duration replaces the wait."""
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + work.seconds - work.waited
+
+
+class Background:
+    """Work a stage starts early (a scanner subprocess, a model load, test runs) and collects later.
+
+    The result (or the exception) is handed over by `result()`; a stage that never collects it leaves a
+    daemon thread that ends with the work."""
+
+    def __init__(self, fn: Callable[[], Any], name: str) -> None:
+        self.seconds = 0.0  # how long the work took
+        self.waited = 0.0  # how long `result()` waited for it
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name=f"prereview-{name}", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        t0 = time.monotonic()
+        try:
+            self._value = fn()
+        except BaseException as exc:  # handed to the collecting stage, which decides
+            self._error = exc
+        finally:
+            self.seconds = time.monotonic() - t0
+
+    def result(self) -> Any:
+        t0 = time.monotonic()
+        self._thread.join()
+        self.waited += time.monotonic() - t0
+        if self._error is not None:
+            raise self._error
+        return self._value
