@@ -104,6 +104,48 @@ class SandboxConfig(_Section):
     )
 
 
+class TestsConfig(_Section):
+    """`tests:` — the project's tests. The old scalar forms (`tests: off`, `on`, `auto`) still work."""
+
+    __test__ = False  # not a pytest test class
+
+    enabled: bool = Field(True, description="Run the project's tests (false = `tests: off`)")
+    command: str | None = Field(
+        None, description="The test command, run as given (same as top-level test_command; this wins)"
+    )
+    python: str | None = Field(
+        None, description="Interpreter with the project's dependencies installed (in CI: the workflow's)"
+    )
+    budget_seconds: float = Field(
+        900.0, gt=0, description="Seconds for the test stage (environment build + base and head runs)"
+    )
+    build_timeout: float = Field(900.0, gt=0, description="Seconds to build the project's test environment")
+    wheels_only: bool = Field(
+        False, description="Built venvs install wheels only (no sdist build code runs outside the sandbox)"
+    )
+
+    @field_validator("python")
+    @classmethod
+    def _python_path(cls, v: str | None) -> str | None:
+        if v is not None and (not v.strip() or any(c in v for c in "\n\0")):
+            raise ValueError(
+                "must be an interpreter path or name, e.g. /usr/bin/python3.12 or .venv/bin/python"
+            )
+        return v.strip() if v else v
+
+    @property
+    def mode(self) -> str:
+        return "auto" if self.enabled else "off"
+
+    def __eq__(self, other: object) -> bool:
+        # `cfg.tests == "off"` keeps meaning what it meant when `tests` was a plain string
+        if isinstance(other, str):
+            return self.mode == other
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class PatchesConfig(_Section):
     enabled: bool = True
     candidates: int = Field(
@@ -156,12 +198,26 @@ class ServerConfig(_Section):
     no_auto_review: list[str] = Field(
         default_factory=list, description="Repositories (globs: 'org/*') without automatic reviews"
     )
+    repositories: list[str] = Field(
+        default_factory=list,
+        description="Only these repositories (globs: 'org/*', case-insensitive) are served; empty: any",
+    )
     queue: Literal["sqlite", "redis"] = Field("sqlite", description="Embedded SQLite queue or a shared Redis")
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
     max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
     rate_limit_per_minute: int = Field(30, description="Accepted events per repo per minute (429 beyond)")
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
+    header_timeout: float = Field(
+        10.0, gt=0, description="Seconds to receive a request's headers before the connection is closed"
+    )
+    keep_alive_seconds: float = Field(
+        5.0, gt=0, description="Idle keep-alive connections are closed after this"
+    )
+    max_connections: int = Field(
+        200, ge=1, description="Concurrent connections and requests; beyond this the server answers 503"
+    )
+    max_header_bytes: int = Field(16384, ge=1024, description="Larger request heads are refused with 400")
     github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: …/api/v3)")
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
     github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repos from")
@@ -187,17 +243,28 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
-    tests: Literal["auto", "off"] = Field("auto", description="Run the project's tests (auto) or not (off)")
-    test_command: str | None = None
+    tests: TestsConfig = Field(default_factory=TestsConfig)
+    test_command: str | None = Field(None, description="The test command, run as given (or tests.command)")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     gitlab: GitLabConfig = Field(default_factory=GitLabConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @field_validator("tests", mode="before")
     @classmethod
-    def _yaml_booleans(cls, v: Any) -> Any:
-        # YAML 1.1 reads a bare `off`/`on` as a boolean: `tests: off` must mean what it says.
-        return {False: "off", True: "auto"}.get(v, v) if isinstance(v, bool) else v
+    def _scalar_tests(cls, v: Any) -> Any:
+        # The old scalar forms. YAML 1.1 reads a bare `off`/`on` as a boolean: `tests: off` means off.
+        if isinstance(v, bool):
+            return {"enabled": v}
+        if isinstance(v, str):
+            if v not in ("auto", "on", "off"):
+                raise ValueError("must be auto, off, or a mapping (enabled, command, python, budget_seconds)")
+            return {"enabled": v != "off"}
+        return v
+
+    @property
+    def test_cmd(self) -> str | None:
+        """The configured test command (`tests.command`, else `test_command`), None = detect."""
+        return self.tests.command or self.test_command
 
 
 # Environment variables that override config keys (dotted path, parsed by pydantic).
@@ -210,6 +277,8 @@ ENV_OVERRIDES: dict[str, str] = {
     "PREREVIEW_THREADS": "model.threads",
     "PREREVIEW_FAIL_LEVEL": "review.fail_level",
     "PREREVIEW_SANDBOX": "sandbox.backend",
+    "PREREVIEW_TEST_COMMAND": "tests.command",
+    "PREREVIEW_PYTHON": "tests.python",
 }
 
 
@@ -231,9 +300,39 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
+MAX_CONFIG_BYTES = 256 * 1024  # a real .prereview.yml is a few hundred bytes
+
+
+class _NoAliasError(yaml.YAMLError):
+    def __init__(self, line: int) -> None:
+        super().__init__("alias")
+        self.line = line
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """SafeLoader without anchors and aliases: `&a`/`*a` let a few hundred bytes expand into a structure
+    that takes seconds and megabytes to walk (a YAML "billion laughs"). Refused before anything walks it."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _NoAliasError(event.start_mark.line + 1)
+        return super().compose_node(parent, index)
+
+
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_CONFIG_BYTES:
+        raise PrereviewError(
+            f"{source}: {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config file; shorten it"
+        )
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, Loader=_PlainLoader) if text.strip() else {}  # noqa: S506 (a SafeLoader)
+    except _NoAliasError as exc:
+        raise PrereviewError(
+            f"{source}: line {exc.line} uses a YAML anchor or alias (&name / *name), which prereview does "
+            "not accept; write the values out in full"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -259,6 +358,8 @@ def build(
         Config.model_validate(data)
     except ValidationError as exc:
         raise PrereviewError(_format_error(exc, source)) from None
+    if isinstance(data.get("tests"), (str, bool)):  # the old scalar form, so `tests.python` can be set below
+        data["tests"] = Config._scalar_tests(data["tests"])
     origin: dict[str, str] = {}  # dotted key -> where its override came from, for the error message
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):

@@ -20,7 +20,15 @@ from typing import Any
 
 from ..change.diff import Diff, FileDiff, parse
 from ..forges.github import GitHubAPI, PostedComment, patch_to_diff
-from ..render.markdown import SUMMARY_MARKER, comment_body, counts_line, fingerprint_marker, fingerprints_in
+from ..render.markdown import (
+    SUMMARY_MARKER,
+    comment_body,
+    counts_line,
+    fingerprint_marker,
+    fingerprints_in,
+    is_summary,
+    trailing_markers,
+)
 from ..types import Finding, Review
 
 RESOLVED_MARKER = "<!-- prereview:resolved -->"
@@ -40,7 +48,13 @@ class SummaryState:
 
     @property
     def fingerprints(self) -> set[str]:
-        return fingerprints_in(self.body)
+        return fingerprints_in("\n".join(trailing_markers(self.body)))  # the trailing marker block only
+
+
+def is_bot_login(login: str, bot_logins: frozenset[str] = frozenset()) -> bool:
+    """Comments the bot may have written: a GitHub App or Actions token (`*[bot]`), or an account the
+    server's `server.bot_logins` names (a personal access token's user)."""
+    return login.endswith("[bot]") or login.lower() in bot_logins
 
 
 @dataclass(frozen=True)
@@ -102,11 +116,14 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
     return {**single, "body": comment_body(f)}
 
 
-def summary_state(notes: list[Any]) -> SummaryState:
+def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) -> SummaryState:
+    """The bot's summary comment: it starts with the summary marker, its author is the bot, and its state
+    (paused, last head, fingerprints) is read from its trailing marker block only."""
     for n in notes:
-        if SUMMARY_MARKER in n.body:
-            m = _HEAD.search(n.body)
-            return SummaryState(n.id, n.body, PAUSED_MARKER in n.body, m.group(1) if m else None)
+        if is_summary(n.body) and is_bot_login(getattr(n, "login", ""), bot_logins):
+            markers = trailing_markers(n.body)
+            heads = [m.group(1) for m in map(_HEAD.fullmatch, markers) if m]
+            return SummaryState(n.id, n.body, PAUSED_MARKER in markers, heads[-1] if heads else None)
     return SummaryState()
 
 
@@ -118,8 +135,11 @@ def resolved_body(old: str, head: str) -> str:
 
 
 class GitHubPublisher:
-    def __init__(self, api: GitHubAPI, number: int, *, max_comments: int = 30) -> None:
+    def __init__(
+        self, api: GitHubAPI, number: int, *, max_comments: int = 30, bot_logins: frozenset[str] = frozenset()
+    ) -> None:
         self.api, self.number, self.max_comments = api, number, max_comments
+        self.bot_logins = frozenset(x.lower() for x in bot_logins)
 
     # -- reading ----------------------------------------------------------------------------------
     def ours(self) -> list[PostedComment]:
@@ -127,11 +147,13 @@ class GitHubPublisher:
         return [
             c
             for c in self.api.review_comments(self.number)
-            if fingerprints_in(c.body) and RESOLVED_MARKER not in c.body
+            if fingerprints_in(c.body)
+            and RESOLVED_MARKER not in c.body
+            and is_bot_login(c.login, self.bot_logins)
         ]
 
     def summary(self) -> SummaryState:
-        return summary_state(self.api.issue_comments(self.number))
+        return summary_state(self.api.issue_comments(self.number), self.bot_logins)
 
     def posted(self) -> set[str]:
         """Fingerprints already on the PR (inline comments and the summary)."""

@@ -7,6 +7,7 @@ comment can point them elsewhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -82,6 +83,7 @@ class GitHubSession(_GitOverHttps):
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         self.job, self.cfg, self._secrets = job, cfg, secrets
+        self._bots = frozenset(x.lower() for x in cfg.server.bot_logins)
         self._token: str | None = None
         self._api: Any = None
 
@@ -119,14 +121,17 @@ class GitHubSession(_GitOverHttps):
         from ..publish.github import GitHubPublisher
 
         publisher = GitHubPublisher(
-            self.api, self.job.number, max_comments=(cfg or self.cfg).github.max_comments_per_request
+            self.api,
+            self.job.number,
+            max_comments=(cfg or self.cfg).github.max_comments_per_request,
+            bot_logins=self._bots,
         )
         publisher.publish(review, parse(change.diff_text), scope=scope)
 
     def set_paused(self, paused: bool) -> None:
         from ..publish.github import GitHubPublisher
 
-        GitHubPublisher(self.api, self.job.number).set_paused(paused)
+        GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).set_paused(paused)
 
     def may_command(self, job: Job) -> bool:
         return True  # author_association was checked by the server from the signed payload
@@ -162,7 +167,7 @@ class GitHubSession(_GitOverHttps):
         from ..publish.github import GitHubPublisher, inline_comment
 
         diff = parse(change.diff_text)
-        posted = GitHubPublisher(self.api, self.job.number).posted()
+        posted = GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).posted()
         comments = [inline_comment(f, diff) for f in findings if f.fingerprint not in posted]
         if any(c is None for c in comments):
             return False
@@ -274,6 +279,20 @@ class GitLabSession(_GitOverHttps):
             }
         )
         return str(mr.get("web_url") or "")
+
+
+def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
+    """For the webhook server: may a GitLab command's author run it (Developer+)? A short timeout and no
+    retries (the webhook is answered while GitLab waits); an error leaves the check to the worker."""
+    from ..forges.gitlab import GitLabForge
+
+    def check(job: Job) -> bool:
+        if job.author_id is None:
+            return False
+        forge = GitLabForge(cfg.server.gitlab_url, secrets.gitlab_token, job.repo, timeout=5.0, retries=0)
+        return forge.access_level(job.author_id) >= DEVELOPER
+
+    return check
 
 
 SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}
