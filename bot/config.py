@@ -278,7 +278,7 @@ ENV_OVERRIDES: dict[str, str] = {
     "PREREVIEW_FAIL_LEVEL": "review.fail_level",
     "PREREVIEW_SANDBOX": "sandbox.backend",
     "PREREVIEW_TEST_COMMAND": "tests.command",
-    "PREREVIEW_PYTHON": "tests.python",
+    "PREREVIEW_TESTS_PYTHON": "tests.python",
 }
 
 
