@@ -51,6 +51,11 @@ class ReviewConfig(_Section):
     fail_level: FailLevel = Field("none", description="Exit 1 when a finding reaches this severity")
     instructions: str = Field("", description="Extra instructions appended to the review prompt")
     max_file_lines: int = Field(5000, ge=1, description="Skip files whose new version is longer than this")
+    max_file_bytes: int = Field(
+        1_000_000,
+        ge=1,
+        description="Files (or their diff) larger than this are skipped before any scanner or redaction",
+    )
     chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
     max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
 
@@ -83,7 +88,14 @@ class SandboxConfig(_Section):
     backend: Literal["auto", "bubblewrap", "docker", "none"] = "auto"
     image: str = Field("python:3.11-slim", description="docker backend: image to run tests in")
     timeout: float = Field(300.0, description="Seconds before a test run is killed")
-    memory_mb: int = Field(2048, description="Memory limit for a test run")
+    memory_mb: int = Field(
+        2048, description="Memory limit for one process of a test run (docker: the whole run)"
+    )
+    memory_total_mb: int | None = Field(
+        None, ge=16, description="bubblewrap: memory for a test run as a whole (cgroup); None = 2 × memory_mb"
+    )
+    shm_mb: int = Field(64, ge=1, description="bubblewrap: size of the run's own /dev/shm")
+    disk_mb: int = Field(1024, ge=1, description="bubblewrap: how much a test run may add to the work copy")
     max_processes: int = Field(256, description="Process limit for a test run")
     max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
     cpus: float = Field(2.0, description="docker backend: CPUs for a test run")

@@ -47,6 +47,7 @@ class ChangeRequest:
     author: str = ""
     url: str = ""
     workdir: Path | None = None  # head checked out here, base reachable
+    notes: tuple[str, ...] = ()  # what resolving the change had to assume (e.g. a root commit's base)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import fsguard
 from ..change import git
 from ..change.diff import Diff, FileDiff
 from ..config import Config
@@ -117,12 +118,12 @@ def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:
 
 
 def detect_in_dir(root: Path, cfg: Config) -> list[str] | None:
-    files = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+    files = [p for p in fsguard.files(root) if ".git" not in Path(p).parts]  # symlinks never followed
 
     def read(p: str) -> str | None:
         try:
-            return (root / p).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            return fsguard.read_text(root, p)
+        except (OSError, fsguard.UnsafePath):
             return None
 
     return detect_command(files, read, cfg)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import fsguard
 from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
@@ -93,7 +94,10 @@ def verify(
         return Verdict(patch, False, "the patch does not apply cleanly")
     with tempfile.TemporaryDirectory(prefix="prereview-verify-") as tmp:
         root = testrun.export_tree(repo, head_sha, Path(tmp) / "work")
-        (root / patch.path).write_text(patch.apply(text), encoding="utf-8")
+        try:  # the change may have made patch.path (or a directory above it) a symlink out of the tree
+            fsguard.write_text(root, patch.path, patch.apply(text))
+        except fsguard.UnsafePath as exc:
+            return Verdict(patch, False, str(exc))
         after = runner.in_tree(root)
         ok, reason = judge(after, head, breakage)
         if ok and check is not None:  # e.g. behaviour: the patched head must give base's results again
@@ -180,9 +184,11 @@ class PatchStage:
         budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
         timeout = min(self.cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
         self.runner = TestRunner(self.sandbox, argv, timeout, self.cache_dir, env=env)
+        bounds = getattr(self.sandbox, "bounds", "")
         progress.message(
             f"running tests at base and head: {' '.join(env.argv)} ({self.sandbox.name} sandbox; "
-            f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
+            + (f"{bounds}; " if bounds else "")
+            + f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
         )
         hook = self.behaviour.trace_hook(argv) if self.behaviour is not None else None
         t0, why = time.monotonic(), None
