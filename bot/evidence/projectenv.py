@@ -16,18 +16,13 @@ pytest's `pythonpath`) come first on PYTHONPATH, so head's code runs at head and
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,53 +30,30 @@ from ..change import git
 from ..config import Config
 from ..progress import Progress, Quiet
 from . import layouts
-
-ENV_VERSION = 1  # bump when the layout of a built environment changes
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-# What an environment build (outside the sandbox) may see of the host: proxies, index and CA settings.
-BUILD_PASS = re.compile(
-    r"^(HOME|LANG|LC_ALL|TZ|PATH|TMPDIR|XDG_CACHE_HOME|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|"
-    r"(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy|PIP_.*|UV_.*|npm_config_.*|GOPROXY|GOPRIVATE|"
-    r"GONOSUMDB|GOFLAGS|CARGO_REGISTRIES_.*|RUSTUP_HOME|CARGO_HOME|MAVEN_OPTS|JAVA_HOME)$"
+from .breakage import first_error
+from .envbase import (  # noqa: F401  (the builders' shared names, importable from here too)
+    BUILD_PASS,
+    ENV_VERSION,
+    SANDBOX_PATH,
+    EnvError,
+    ProjectEnv,
+    _hash,
+    build_env,
+    file_hash,
+    first_build_error,
+    fresh,
+    locked,
+    mark_ready,
+    ready,
+    run_build,
 )
+
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
     "project's dependencies installed)"
 )
 
 FIX_TIME = "raise `sandbox.timeout` (and `tests.budget_seconds`), or set `test_command` to a quicker subset"
-
-
-class EnvError(Exception):
-    """The environment could not be built; the message is the first error line."""
-
-
-@dataclass
-class ProjectEnv:
-    """How the project's tests run: the command, its variables ("{root}" = the scratch tree), what the
-    sandbox must show read-only, links into the scratch tree, and the key results are cached under."""
-
-    kind: str  # "command", "python", "built", "image", "toolchain", "detected"
-    argv: tuple[str, ...]
-    key: str = ""
-    vars: dict[str, str] = field(default_factory=dict)
-    ro_paths: tuple[str, ...] = ()
-    links: dict[str, str] = field(default_factory=dict)
-    describe: str = ""
-    seconds: float = 0.0
-    error: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def command(self, root: Path) -> list[str]:
-        """The argv for one scratch tree (links made in it, variables set through `env`)."""
-        for name, target in self.links.items():
-            link = root / name
-            if not link.exists() and not link.is_symlink():
-                link.symlink_to(target)
-        if not self.vars:
-            return list(self.argv)
-        r = str(root.resolve())
-        return ["env", *(f"{k}={v.replace('{root}', r)}" for k, v in self.vars.items()), *self.argv]
 
 
 def python_command(env: ProjectEnv | None, root: Path, args: Sequence[str]) -> list[str]:
@@ -220,81 +192,6 @@ def interpreter(spec: str, repo: Path) -> dict[str, Any]:
     return {"executable": abs_exe, "paths": paths, "key": _hash([abs_exe, prefix, version, mtimes])}
 
 
-def build_env() -> dict[str, str]:
-    """The host environment an environment build sees: proxies and index settings, never tokens."""
-    return {k: v for k, v in os.environ.items() if BUILD_PASS.match(k)}
-
-
-def run_build(
-    argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dict[str, str] | None = None
-) -> str:
-    """Run one build step outside the sandbox; EnvError with the first error line when it fails."""
-    try:
-        proc = subprocess.run(
-            list(argv),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**build_env(), **(env or {})},
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise EnvError(f"`{' '.join(argv[:3])}` took longer than {timeout:.0f}s") from None
-    except OSError as exc:
-        raise EnvError(f"`{argv[0]}` could not start ({exc.strerror})") from None
-    if proc.returncode != 0:
-        what = " ".join(_short(a) for a in argv[:4])
-        raise EnvError(f"`{what}` failed: {first_build_error(proc.stdout + proc.stderr)}")
-    return proc.stdout
-
-
-def first_build_error(out: str) -> str:
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
-    for ln in lines:
-        if re.search(r"\b(ERROR|error|Error)\b|No matching distribution|not found|Could not", ln):
-            return ln[:200]
-    return (lines[-1] if lines else "no output")[:200]
-
-
-def _short(a: str) -> str:
-    return Path(a).name if a.startswith("/") else a
-
-
-@contextmanager
-def locked(d: Path) -> Iterator[None]:
-    """One builder per environment directory (reviews and server workers may race for it)."""
-    d.parent.mkdir(parents=True, exist_ok=True)
-    with open(d.with_name(d.name + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def ready(d: Path) -> bool:
-    return (d / ".prereview-complete").is_file()
-
-
-def mark_ready(d: Path, info: dict[str, Any]) -> None:
-    (d / ".prereview-complete").write_text(json.dumps(info, indent=1), encoding="utf-8")
-
-
-def fresh(d: Path) -> None:
-    if d.exists():
-        shutil.rmtree(d)
-    d.mkdir(parents=True)
-
-
-def _hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def file_hash(read: layouts.Reader, names: Sequence[str], *extra: Any) -> str:
-    return _hash([ENV_VERSION, sys.platform, [(n, read(n)) for n in names], *extra])
-
-
 # ---------------------------------------------------------------- was the base run a usable test run?
 
 _IMPORT = re.compile(r"^E?\s*((?:ModuleNotFoundError|ImportError): .*)$", re.M)
@@ -311,7 +208,6 @@ def unusable(run: Any) -> str | None:
     if run.timed_out:  # a base that never finished is no baseline either (unless tests already failed)
         return None if run.passed or run.bad else f"timed out after {run.seconds:.0f}s"
     out = run.output
-    from .testrun import first_error
 
     if run.returncode in (126, 127):
         return f"the test command did not start ({first_error(out) or _last_line(out) or 'not found'})"

@@ -21,7 +21,7 @@ import tomllib
 from ..config import Config
 from ..progress import Progress
 from . import layouts
-from .projectenv import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
+from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
 
 
 def base_python() -> str:

@@ -21,7 +21,7 @@ from ..sandbox import RunResult, Sandbox
 from ..types import PrereviewError
 
 if TYPE_CHECKING:
-    from .projectenv import ProjectEnv
+    from .envbase import ProjectEnv
 
 # Moved out of this module (command detection, breakage); still importable from here.
 from .breakage import (  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..config import Config
 from ..progress import Progress
 from . import layouts
-from .projectenv import (
+from .envbase import (
     SANDBOX_PATH,
     EnvError,
     ProjectEnv,

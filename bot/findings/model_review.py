@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..change.diff import Diff, parse
 from ..config import Config
 from ..models import Model
-from ..pipeline.context import ReviewContext
+from ..pipeline.context import ReviewContext, assemble
 from ..progress import Progress, Quiet
 from ..types import ChangeRequest, Finding, Review, Skipped
 from . import analyze, chunks, rank
@@ -81,8 +81,6 @@ def run(
     """The model review alone (no scanners, tests or merging), ranked: for benches and tests.
 
     `read_head(path)` returns a file's text at the head commit (None if absent)."""
-    from ..pipeline.run import assemble
-
     ctx = ReviewContext(
         change=change,
         diff=parse(change.diff_text),

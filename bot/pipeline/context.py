@@ -17,7 +17,7 @@ from ..change.diff import Diff
 from ..config import Config
 from ..models import Model
 from ..progress import Progress
-from ..types import BehaviourChange, ChangeRequest, Finding, Skipped
+from ..types import BehaviourChange, ChangeRequest, Coverage, Finding, Review, Skipped, Stats
 
 FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
@@ -96,3 +96,28 @@ class Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def assemble(ctx: ReviewContext, findings: list) -> Review:
+    """The Review the renderers and publishers get, from the context and the final findings."""
+    u = ctx.usage
+    return Review(
+        base=ctx.change.base_sha,
+        head=ctx.change.head_sha,
+        title=ctx.change.title,
+        findings=tuple(findings),
+        stats=Stats(
+            files=len(ctx.diff.files),
+            hunks=ctx.diff.hunk_count,
+            chunks=u.chunks,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            seconds_model=round(u.seconds_model, 3),
+            seconds_total=round(time.monotonic() - ctx.started, 3),
+            model=u.model,
+            stages={name: round(s, 3) for name, s in ctx.seconds.items()},
+        ),
+        coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
+        notes=tuple(ctx.notes),
+        behaviour=tuple(ctx.behaviour),
+    )

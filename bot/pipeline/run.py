@@ -21,8 +21,8 @@ from ..config import Config
 from ..models import Model
 from ..models.registry import create
 from ..progress import Progress, Quiet
-from ..types import ChangeRequest, Coverage, Review, Skipped, Stats, severity_rank
-from .context import Background, FileReader, ModelFactory, ReviewContext
+from ..types import ChangeRequest, Review, Skipped, severity_rank
+from .context import Background, FileReader, ModelFactory, ReviewContext, assemble
 from .stage import Prepares, Stage
 
 
@@ -142,31 +142,6 @@ def run_stages(ctx: ReviewContext, stages: Sequence[Stage]) -> list:
         findings = stage.run(ctx, findings)
         ctx.seconds[stage.name] = ctx.seconds.get(stage.name, 0.0) + time.monotonic() - t0
     return findings
-
-
-def assemble(ctx: ReviewContext, findings: list) -> Review:
-    """The Review the renderers and publishers get, from the context and the final findings."""
-    u = ctx.usage
-    return Review(
-        base=ctx.change.base_sha,
-        head=ctx.change.head_sha,
-        title=ctx.change.title,
-        findings=tuple(findings),
-        stats=Stats(
-            files=len(ctx.diff.files),
-            hunks=ctx.diff.hunk_count,
-            chunks=u.chunks,
-            prompt_tokens=u.prompt_tokens,
-            completion_tokens=u.completion_tokens,
-            seconds_model=round(u.seconds_model, 3),
-            seconds_total=round(time.monotonic() - ctx.started, 3),
-            model=u.model,
-            stages={name: round(s, 3) for name, s in ctx.seconds.items()},
-        ),
-        coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
-        notes=tuple(ctx.notes),
-        behaviour=tuple(ctx.behaviour),
-    )
 
 
 def review_change(
