@@ -197,6 +197,10 @@ class GitHubAPI:
     def create_review(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
         return self.request("POST", f"/pulls/{number}/reviews", body)
 
+    def create_review_comment(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        """One review comment outside a review (`subject_type: file` comments on a whole file)."""
+        return self.request("POST", f"/pulls/{number}/comments", body)
+
     def edit_review_comment(self, comment_id: int, body: str) -> None:
         self.request("PATCH", f"/pulls/comments/{comment_id}", {"body": body})
 
@@ -208,6 +212,11 @@ class GitHubAPI:
 
     def react(self, comment_id: int, content: str) -> None:
         self.request("POST", f"/issues/comments/{comment_id}/reactions", {"content": content})
+
+    def update_pull(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        """PATCH /repos/{o}/{r}/pulls/{n} (title, body, state, base): `/describe --update`."""
+        self._pulls.pop(number, None)  # the cached PR object is stale now
+        return self.request("PATCH", f"/pulls/{number}", body)
 
     def create_pull(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /repos/{o}/{r}/pulls (title, head, base, body, draft, …)."""
@@ -270,6 +279,7 @@ class GitHubForge:
             body=pr.body or "",
             author=pr.user.login if pr.user else "",
             url=pr.html_url or "",
+            labels=tuple(label.name for label in (pr.labels or []) if label.name),
         )
         if not self._head_checked_out(head):
             diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))

@@ -213,6 +213,7 @@ class GitLabForge:
             body=mr.get("description") or "",
             author=(mr.get("author") or {}).get("username", ""),
             url=mr.get("web_url") or "",
+            labels=tuple(str(x) for x in (mr.get("labels") or []) if x),
         )
 
     @staticmethod
@@ -270,6 +271,10 @@ class GitLabForge:
         """POST /projects/:id/merge_requests (source_branch, target_branch, title, description, …)."""
         created = self._call("create a merge request", self._project().mergerequests.create, data)
         return dict(created.attributes)
+
+    def update_merge_request(self, iid: int, data: dict[str, Any]) -> None:
+        """PUT /projects/:id/merge_requests/:iid (e.g. the description, for `/describe --update`)."""
+        self._call("update the merge request", self._project().mergerequests.update, iid, data)
 
     def award_emoji(self, iid: int, note_id: int, name: str) -> None:
         """React to a note (e.g. 👀 on a `/review` command)."""

@@ -149,6 +149,7 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
         ),
         coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
         notes=tuple(ctx.notes),
+        walkthrough=ctx.shared.get("walkthrough"),
     )
 
 

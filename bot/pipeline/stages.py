@@ -9,6 +9,7 @@ from ..findings.merge import MergeStage
 from ..findings.model_review import ModelReviewStage
 from ..findings.rank import RankStage
 from ..findings.scanners import ScannersStage
+from ..findings.walkthrough import WalkthroughStage
 from ..patches.stage import PatchesStage
 from .stage import Stage
 
@@ -18,4 +19,6 @@ def default(cfg: Config) -> list[Stage]:
     stages: list[Stage] = [ScannersStage(), ModelReviewStage(), RankStage(), MergeStage()]
     if cfg.tests != "off" or cfg.patches.enabled:
         stages += [TestsStage(), PatchesStage(), RankStage()]
+    if cfg.review.walkthrough:
+        stages.append(WalkthroughStage())
     return stages

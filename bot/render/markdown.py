@@ -8,6 +8,7 @@ from collections import Counter
 from ..findings import cwe
 from ..types import SEVERITIES, Finding, Review
 from .text import stage_times
+from .walkthrough import walkthrough_markdown
 
 SUMMARY_MARKER = "<!-- prereview:summary -->"
 _FP = re.compile(r"<!-- prereview:fp=([0-9a-f]{16}) -->")
@@ -80,6 +81,8 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     lines = [SUMMARY_MARKER, f"### {title}", "", counts_line(review)]
     for note in review.notes:
         lines += ["", f"> ⚠️ {_escape(note)}"]
+    if review.walkthrough is not None:  # review.walkthrough: true
+        lines += ["", walkthrough_markdown(review.walkthrough, review.head).rstrip("\n")]
     if not_inline:
         lines += ["", "| | Where | Finding |", "|---|---|---|"]
         for f in not_inline:

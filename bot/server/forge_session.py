@@ -47,6 +47,7 @@ class ForgeSession(Protocol):
         self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
     ) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
+    def describe(self, block: str, into_description: bool) -> None: ...
     def may_command(self, job: Job) -> bool: ...
     def clone(self, shas: list[str], dest: Path) -> Path: ...
     def base_file(self, sha: str, path: str, dest: Path) -> str | None: ...
@@ -118,8 +119,9 @@ class GitHubSession(_GitOverHttps):
         """`cfg`: the job's config (the repository's publishing options); the session's own by default."""
         from ..publish.github import GitHubPublisher
 
+        cfg = cfg or self.cfg
         publisher = GitHubPublisher(
-            self.api, self.job.number, max_comments=(cfg or self.cfg).github.max_comments_per_request
+            self.api, self.job.number, max_comments=cfg.github.max_comments_per_request, review_cfg=cfg.review
         )
         publisher.publish(review, parse(change.diff_text), scope=scope)
 
@@ -127,6 +129,15 @@ class GitHubSession(_GitOverHttps):
         from ..publish.github import GitHubPublisher
 
         GitHubPublisher(self.api, self.job.number).set_paused(paused)
+
+    def describe(self, block: str, into_description: bool) -> None:
+        from ..publish.github import GitHubPublisher
+
+        publisher = GitHubPublisher(self.api, self.job.number)
+        if into_description:
+            publisher.set_description(block)
+        else:
+            publisher.set_walkthrough(block)
 
     def may_command(self, job: Job) -> bool:
         return True  # author_association was checked by the server from the signed payload
@@ -239,10 +250,16 @@ class GitLabSession(_GitOverHttps):
     ) -> None:
         from ..publish.gitlab import publish
 
-        publish(self.forge, change, review, (cfg or self.cfg).gitlab, scope=scope)
+        cfg = cfg or self.cfg
+        publish(self.forge, change, review, cfg.gitlab, scope=scope, review_cfg=cfg.review)
 
     def set_paused(self, paused: bool) -> None:
         return None  # remembered in the server's store only
+
+    def describe(self, block: str, into_description: bool) -> None:
+        from ..publish.gitlab import set_walkthrough
+
+        set_walkthrough(self.forge, self.job.number, block, into_description=into_description)
 
     def may_command(self, job: Job) -> bool:
         """Developer or higher, inherited memberships included (GET /projects/:id/members/all/:user_id)."""

@@ -62,6 +62,7 @@ def decide(event: Event, cfg: ServerConfig, *, paused: bool, delivery: str = "")
         kind,
         incremental=command.incremental,
         text=command.question,
+        update=command.update,
         check_access=event.forge == "gitlab",
         **who,
         **base,

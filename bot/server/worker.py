@@ -11,9 +11,11 @@ from pathlib import Path
 from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
 from ..findings.chunks import DEFAULT_SKIP, select_files
+from ..findings.language import instruction as language_instruction
 from ..models.base import Message
 from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
+from ..review_filters import skip_message, skip_reason
 from ..types import ChangeRequest, PrereviewError
 from . import chatops, repo_config
 from .forge_session import ForgeSession, open_session
@@ -104,6 +106,9 @@ class ForgeRunner:
             since = last["head"][:12]
             notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
         cfg, cfg_notes = self._config(forge, change)
+        if job.auto and (why := skip_reason(change, cfg.review)):
+            log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
+            return None
         review = review_change(reviewed, cfg, model=self.model)
         review = replace(review, notes=review.notes + cfg_notes + notes)
         forge.publish(change, review, scope, cfg)
@@ -133,6 +138,16 @@ class ForgeRunner:
         )
         return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
 
+    def _describe(self, job: Job, forge: ForgeSession) -> None:
+        """`/describe [--update]`: the walkthrough in the summary comment, or in the PR/MR description."""
+        from ..findings.walkthrough import describe_change
+        from ..render.walkthrough import walkthrough_markdown
+
+        change = forge.fetch()
+        cfg, _ = self._config(forge, change)
+        w = describe_change(change, cfg, self.model)
+        forge.describe(walkthrough_markdown(w, change.head_sha), job.update)
+
     def _fix(self, job: Job, forge: ForgeSession) -> None:
         from .fix_job import run
 
@@ -161,7 +176,8 @@ def ask_messages(
     Files the (repository's) review config leaves out (`review.exclude`, lock files) are named only."""
     head = f"Change: {change.title}\n\n{change.body[:2000]}\n\nDiff:\n"
     tail = f"\n\nQuestion: {question}"
-    room = budget - count(ASK_SYSTEM) - count(head) - count(tail)
+    system = ASK_SYSTEM + language_instruction(review.language if review else "")
+    room = budget - count(system) - count(head) - count(tail)
     parts: list[str] = []
     diff = parse(change.diff_text)
     _, skipped = select_files(diff, review or ReviewConfig(), lambda _: None)
@@ -177,7 +193,7 @@ def ask_messages(
             continue
         parts.append(text)
         room -= cost
-    return [Message("system", ASK_SYSTEM), Message("user", head + "\n".join(parts) + tail)]
+    return [Message("system", system), Message("user", head + "\n".join(parts) + tail)]
 
 
 def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:
