@@ -178,6 +178,43 @@ class GitHubAPI:
 
         return self.call(go, write=method != "GET")
 
+    def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One GraphQL request (`…/graphql`; GHES `…/api/graphql`); GraphQL errors raise GraphQLFailure."""
+        base = self.api_url.rstrip("/")
+        url = base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+
+        def go() -> dict[str, Any]:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST", url, input={"query": query, "variables": variables}
+            )
+            return data  # type: ignore[no-any-return]
+
+        data = self.call(go, write=query.lstrip().startswith("mutation"))
+        if data.get("errors"):
+            raise GraphQLFailure("; ".join(str(e.get("message", "")) for e in data["errors"]))
+        return data.get("data") or {}
+
+    def review_threads(self, number: int) -> list[ReviewThread]:
+        """The PR's review threads (id, resolved, the first comment's REST id), all pages."""
+        owner, name = self.repo_name.split("/", 1)
+        out: list[ReviewThread] = []
+        after: str | None = None
+        while True:
+            data = self.graphql(
+                THREADS_QUERY, {"owner": owner, "name": name, "number": number, "after": after}
+            )
+            page = ((data.get("repository") or {}).get("pullRequest") or {}).get("reviewThreads") or {}
+            for t in page.get("nodes") or []:
+                first = ((t.get("comments") or {}).get("nodes") or [{}])[0] or {}
+                out.append(ReviewThread(t["id"], bool(t["isResolved"]), first.get("databaseId")))
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
+                return out
+            after = info.get("endCursor")
+
+    def resolve_review_thread(self, thread_id: str) -> None:
+        self.graphql(RESOLVE_MUTATION, {"threadId": thread_id})
+
     # -- reads ------------------------------------------------------------------------------------
     def files(self, number: int) -> list[Any]:
         pr = self.pull(number)
@@ -255,6 +292,32 @@ def patch_to_diff(files: Iterable[Any]) -> tuple[str, list[str]]:
         dst = "/dev/null" if f.status == "removed" else f"b/{f.filename}"
         out += [f"diff --git a/{old} b/{f.filename}", f"--- {src}", f"+++ {dst}", patch.rstrip("\n")]
     return ("\n".join(out) + "\n") if out else "", no_patch
+
+
+class GraphQLFailure(Exception):
+    """GitHub answered a GraphQL request with errors (e.g. a token that may not resolve threads)."""
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    id: str  # GraphQL node id
+    resolved: bool
+    first_comment: int | None  # REST id (databaseId) of the comment that opened the thread
+
+
+THREADS_QUERY = """query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}"""
+RESOLVE_MUTATION = """mutation($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } }
+}"""
 
 
 class GitHubForge:

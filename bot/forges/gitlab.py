@@ -272,6 +272,11 @@ class GitLabForge:
         created = self._call("create a merge request", self._project().mergerequests.create, data)
         return dict(created.attributes)
 
+    def reply_to_discussion(self, iid: int, discussion_id: str, body: str) -> None:
+        """POST …/discussions/:discussion_id/notes: an answer inside a thread."""
+        discussion = self._mr(iid).discussions.get(discussion_id, lazy=True)
+        self._call("reply in a discussion", discussion.notes.create, {"body": body})
+
     def update_merge_request(self, iid: int, data: dict[str, Any]) -> None:
         """PUT /projects/:id/merge_requests/:iid (e.g. the description, for `/describe --update`)."""
         self._call("update the merge request", self._project().mergerequests.update, iid, data)

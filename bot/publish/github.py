@@ -140,6 +140,8 @@ class GitHubPublisher:
         """`review_cfg`: its `filter_mode` and `max_comments_per_file` decide what may go inline."""
         self.api, self.number, self.max_comments = api, number, max_comments
         self.review_cfg = review_cfg or ReviewConfig()
+        self.threads_resolved = 0  # review threads resolved over GraphQL by the last publish
+        self.thread_notes: list[str] = []
 
     # -- reading ----------------------------------------------------------------------------------
     def ours(self) -> list[PostedComment]:
@@ -220,7 +222,7 @@ class GitHubPublisher:
         summary_id = self._upsert_summary(state, body)
         notes = tuple(
             f"GitHub refused an inline comment on {f.path}:{f.line}; listed in the summary" for f in rejected
-        )
+        ) + tuple(self.thread_notes)
         return PublishResult(
             posted=len(posted),
             skipped=skipped,
@@ -304,15 +306,32 @@ class GitHubPublisher:
     def _resolve(
         self, existing: list[PostedComment], current: set[str], scope: Diff | None, head: str
     ) -> int:
-        n = 0
+        stale = []
         for c in existing:
             if fingerprints_in(c.body) & current:
                 continue
             if scope is not None and not self._in_scope(c, scope):
                 continue
             self.api.edit_review_comment(c.id, resolved_body(c.body, head))
-            n += 1
-        return n
+            stale.append(c.id)
+        if stale:
+            self._resolve_threads(set(stale))
+        return len(stale)
+
+    def _resolve_threads(self, comment_ids: set[int]) -> None:
+        """Mark the threads of stale comments resolved too (GraphQL `resolveReviewThread`), so GitHub folds
+        them. The edited body already says "Resolved"; a token that may not resolve threads is a note."""
+        from github import GithubException
+
+        from ..forges.github import GraphQLFailure
+
+        try:
+            for t in self.api.review_threads(self.number):
+                if t.first_comment in comment_ids and not t.resolved:
+                    self.api.resolve_review_thread(t.id)
+                    self.threads_resolved += 1
+        except (GraphQLFailure, GithubException) as exc:
+            self.thread_notes.append(f"could not resolve review threads over GraphQL ({str(exc)[:120]})")
 
     def _summary_body(
         self,

@@ -28,6 +28,9 @@ class Job:
     incremental: bool = False  # /review -i: only the commits since the last review
     text: str = ""  # /ask question
     update: bool = False  # /describe --update: into the PR/MR description
+    thread: str = ""  # a reply in one of our review threads: answered there, about `path`:`line`
+    path: str = ""
+    line: int | None = None
     delivery: str = ""
     installation: int | None = None  # GitHub App installation (for its token)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)

@@ -118,13 +118,18 @@ class ForgeRunner:
         s = review.stats
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
 
-    def _ask(self, job: Job, forge: ForgeSession) -> RunStats:
+    def _ask(self, job: Job, forge: ForgeSession) -> RunStats | None:
+        if job.thread and not forge.thread_is_ours(job.thread):
+            return None  # a conversation between people: not ours to join
         change = forge.fetch()
         cfg, _ = self._config(forge, change)
         model = self.model()
+        question = job.text
+        if job.thread:
+            question = f"(a reply in the review thread on {job.path}:{job.line}) {job.text}"
         messages = ask_messages(
             change,
-            job.text,
+            question,
             budget=max(512, model.n_ctx - self.cfg.server.ask_max_tokens - 256),
             count=model.count_tokens,
             review=cfg.review,
@@ -133,9 +138,11 @@ class ForgeRunner:
         answer = _escape(out.text.strip()) or "(the model gave no answer)"
         if out.finish_reason == "length":
             answer += " …"
-        forge.reply(
-            f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>", job.comment_id
-        )
+        text = f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>"
+        if job.thread:
+            forge.reply_in_thread(job.thread, text, job.comment_id)
+        else:
+            forge.reply(text, job.comment_id)
         return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
 
     def _describe(self, job: Job, forge: ForgeSession) -> None:

@@ -207,6 +207,8 @@ class FakeGitHub:
         self.title, self.body, self.author = title, body, author
         self.labels = list(labels)
         self.pull_edits = 0  # PATCH /pulls/{n} (the description)
+        self.resolved_threads: set[int] = set()  # root comment ids of threads resolved over GraphQL
+        self.read_only_graphql = False  # the token may comment but not resolve threads
         self.read_only, self.fork = read_only, fork
         self.head_ref, self.remote = head_ref, remote
         self.pulls_created: list[dict[str, Any]] = []
@@ -340,6 +342,10 @@ class FakeGitHub:
             if f.times > 0 and f.method == req.method and f.path.search(req.path):
                 f.times -= 1
                 return f.status, f.headers, f.body
+        if req.path in ("/graphql", "/api/graphql") and req.method == "POST":
+            from tests.fakes import github_graphql
+
+            return github_graphql.handle(self, req.body)
         op = next((o for m, rx, o in self._ops if m == req.method and rx.match(req.path)), None)
         if op is None:
             self.schema_errors.append(f"{req.method} {req.path}: not in the OpenAPI subset")

@@ -141,5 +141,3 @@ def test_the_describe_command_parses() -> None:
     plain = chatops.parse("/describe")
     assert plain is not None and not plain.update
     assert "describe" in chatops.help_text()
-
-
