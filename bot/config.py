@@ -182,12 +182,26 @@ class ServerConfig(_Section):
     no_auto_review: list[str] = Field(
         default_factory=list, description="Repositories (globs: 'org/*') without automatic reviews"
     )
+    repositories: list[str] = Field(
+        default_factory=list,
+        description="Only these repositories (globs: 'org/*', case-insensitive) are served; empty: any",
+    )
     queue: Literal["sqlite", "redis"] = Field("sqlite", description="Embedded SQLite queue or a shared Redis")
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
     max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
     rate_limit_per_minute: int = Field(30, description="Accepted events per repo per minute (429 beyond)")
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
+    header_timeout: float = Field(
+        10.0, gt=0, description="Seconds to receive a request's headers before the connection is closed"
+    )
+    keep_alive_seconds: float = Field(
+        5.0, gt=0, description="Idle keep-alive connections are closed after this"
+    )
+    max_connections: int = Field(
+        200, ge=1, description="Concurrent connections and requests; beyond this the server answers 503"
+    )
+    max_header_bytes: int = Field(16384, ge=1024, description="Larger request heads are refused with 400")
     github_api_url: str = Field("https://api.github.com", description="GitHub REST base (GHES: …/api/v3)")
     gitlab_url: str = Field("https://gitlab.com", description="GitLab instance URL")
     github_git_url: str = Field("https://github.com", description="Where `/fix` clones GitHub repos from")
@@ -257,9 +271,39 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
+MAX_CONFIG_BYTES = 256 * 1024  # a real .prereview.yml is a few hundred bytes
+
+
+class _NoAliasError(yaml.YAMLError):
+    def __init__(self, line: int) -> None:
+        super().__init__("alias")
+        self.line = line
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """SafeLoader without anchors and aliases: `&a`/`*a` let a few hundred bytes expand into a structure
+    that takes seconds and megabytes to walk (a YAML "billion laughs"). Refused before anything walks it."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _NoAliasError(event.start_mark.line + 1)
+        return super().compose_node(parent, index)
+
+
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_CONFIG_BYTES:
+        raise PrereviewError(
+            f"{source}: {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config file; shorten it"
+        )
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, Loader=_PlainLoader) if text.strip() else {}  # noqa: S506 (a SafeLoader)
+    except _NoAliasError as exc:
+        raise PrereviewError(
+            f"{source}: line {exc.line} uses a YAML anchor or alias (&name / *name), which prereview does "
+            "not accept; write the values out in full"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -37,6 +37,8 @@ def command(
     import uvicorn
 
     from ..server.app import Server, create_app
+    from ..server.forge_session import gitlab_access
+    from ..server.http import uvicorn_options
     from ..server.metrics import Metrics
     from ..server.queue import JobQueue, make_huey, make_storage
     from ..server.secrets import from_env
@@ -55,7 +57,12 @@ def command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     jobs = JobQueue(make_huey(cfg.server), cfg.server)
     server = Server(
-        cfg.server, secrets, jobs, ServerState(make_storage(cfg.server, "prereview-state")), Metrics(jobs)
+        cfg.server,
+        secrets,
+        jobs,
+        ServerState(make_storage(cfg.server, "prereview-state")),
+        Metrics(jobs),
+        authorize=gitlab_access(cfg, secrets) if secrets.gitlab_token else None,
     )
     worker = None
     if workers:
@@ -74,7 +81,7 @@ def command(
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGINT, _exit)
     try:
-        uvicorn.run(create_app(server), host=host, port=port, timeout_keep_alive=5, log_level="info")
+        uvicorn.run(create_app(server), host=host, port=port, log_level="info", **uvicorn_options(cfg.server))
     finally:
         if worker is not None:
             _stop(worker)

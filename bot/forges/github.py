@@ -40,6 +40,7 @@ class PostedComment:
     body: str
     path: str
     line: int | None  # None when GitHub considers it outdated (the line changed)
+    login: str = ""  # its author
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,9 @@ class GitHubAPI:
     def review_comments(self, number: int) -> list[PostedComment]:
         pr = self.pull(number)
         raw = self.call(lambda: list(pr.get_review_comments()))
-        return [PostedComment(c.id, c.body or "", c.path, c.line) for c in raw]
+        return [
+            PostedComment(c.id, c.body or "", c.path, c.line, c.user.login if c.user else "") for c in raw
+        ]
 
     def issue_comments(self, number: int) -> list[IssueNote]:
         pr = self.pull(number)

@@ -53,6 +53,7 @@ class GitLabForge:
         self._retries = retries
         self._sleep = sleep
         self._gl: gitlab.Gitlab | None = None
+        self._own: str | None = None
 
     def __repr__(self) -> str:  # never show the token
         return f"GitLabForge({self.url!r}, project={self.project!r})"
@@ -169,6 +170,13 @@ class GitLabForge:
         except glexc.GitlabError:  # 404: not a member (only 404 reaches here)
             return 0
         return int(member.access_level)
+
+    def own_username(self) -> str:
+        """The token's user (GET /user), whose notes alone carry the bot's state."""
+        if self._own is None:
+            user = self._call("get the token's user", self._client().http_get, "/user")
+            self._own = str(user.get("username") or "") if isinstance(user, dict) else ""
+        return self._own
 
     def discussions(self, iid: int) -> list[dict[str, Any]]:
         items = self._call("list MR discussions", self._mr(iid).discussions.list, get_all=True, per_page=100)

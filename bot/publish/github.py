@@ -21,7 +21,15 @@ from typing import Any
 from ..change.diff import Diff, FileDiff, parse
 from ..config import ReviewConfig
 from ..forges.github import GitHubAPI, PostedComment, patch_to_diff
-from ..render.markdown import SUMMARY_MARKER, comment_body, counts_line, fingerprint_marker, fingerprints_in
+from ..render.markdown import (
+    SUMMARY_MARKER,
+    comment_body,
+    counts_line,
+    fingerprint_marker,
+    fingerprints_in,
+    is_summary,
+    trailing_markers,
+)
 from ..review_filters import plan_inline
 from ..types import Finding, Review
 
@@ -42,7 +50,13 @@ class SummaryState:
 
     @property
     def fingerprints(self) -> set[str]:
-        return fingerprints_in(self.body)
+        return fingerprints_in("\n".join(trailing_markers(self.body)))  # the trailing marker block only
+
+
+def is_bot_login(login: str, bot_logins: frozenset[str] = frozenset()) -> bool:
+    """Comments the bot may have written: a GitHub App or Actions token (`*[bot]`), or an account the
+    server's `server.bot_logins` names (a personal access token's user)."""
+    return login.endswith("[bot]") or login.lower() in bot_logins
 
 
 @dataclass(frozen=True)
@@ -104,11 +118,14 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
     return {**single, "body": comment_body(f)}
 
 
-def summary_state(notes: list[Any]) -> SummaryState:
+def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) -> SummaryState:
+    """The bot's summary comment: it starts with the summary marker, its author is the bot, and its state
+    (paused, last head, fingerprints) is read from its trailing marker block only."""
     for n in notes:
-        if SUMMARY_MARKER in n.body:
-            m = _HEAD.search(n.body)
-            return SummaryState(n.id, n.body, PAUSED_MARKER in n.body, m.group(1) if m else None)
+        if is_summary(n.body) and is_bot_login(getattr(n, "login", ""), bot_logins):
+            markers = trailing_markers(n.body)
+            heads = [m.group(1) for m in map(_HEAD.fullmatch, markers) if m]
+            return SummaryState(n.id, n.body, PAUSED_MARKER in markers, heads[-1] if heads else None)
     return SummaryState()
 
 
@@ -135,10 +152,17 @@ def file_comment_body(f: Finding) -> str:
 
 class GitHubPublisher:
     def __init__(
-        self, api: GitHubAPI, number: int, *, max_comments: int = 30, review_cfg: ReviewConfig | None = None
+        self,
+        api: GitHubAPI,
+        number: int,
+        *,
+        max_comments: int = 30,
+        bot_logins: frozenset[str] = frozenset(),
+        review_cfg: ReviewConfig | None = None,
     ) -> None:
         """`review_cfg`: its `filter_mode` and `max_comments_per_file` decide what may go inline."""
         self.api, self.number, self.max_comments = api, number, max_comments
+        self.bot_logins = frozenset(x.lower() for x in bot_logins)
         self.review_cfg = review_cfg or ReviewConfig()
         self.threads_resolved = 0  # review threads resolved over GraphQL by the last publish
         self.thread_notes: list[str] = []
@@ -149,11 +173,13 @@ class GitHubPublisher:
         return [
             c
             for c in self.api.review_comments(self.number)
-            if fingerprints_in(c.body) and RESOLVED_MARKER not in c.body
+            if fingerprints_in(c.body)
+            and RESOLVED_MARKER not in c.body
+            and is_bot_login(c.login, self.bot_logins)
         ]
 
     def summary(self) -> SummaryState:
-        return summary_state(self.api.issue_comments(self.number))
+        return summary_state(self.api.issue_comments(self.number), self.bot_logins)
 
     def posted(self) -> set[str]:
         """Fingerprints already on the PR (inline comments and the summary)."""

@@ -15,7 +15,7 @@ from ..change.diff import Diff, parse
 from ..config import GitLabConfig, ReviewConfig
 from ..forges.protocols import DiffRefs, MRApi, PermissionDenied, Rejected
 from ..progress import Progress, Quiet
-from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, summary
+from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, is_summary, summary
 from ..review_filters import plan_inline
 from ..types import ChangeRequest, Finding, Review
 from .github import _keep_walkthrough
@@ -54,7 +54,15 @@ def _first_note(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_summary(d: dict[str, Any]) -> bool:
-    return SUMMARY_MARKER in (_first_note(d).get("body") or "")
+    return is_summary(_first_note(d).get("body") or "")
+
+
+def ours(discussions: list[dict[str, Any]], own: str | None) -> list[dict[str, Any]]:
+    """The discussions the bot's user started (`own`: the token's username; None: no filter). Markers in
+    anyone else's notes are text, never state."""
+    if own is None:
+        return discussions
+    return [d for d in discussions if (_first_note(d).get("author") or {}).get("username") == own]
 
 
 def posted_fingerprints(discussions: list[dict[str, Any]]) -> set[str]:
@@ -223,7 +231,8 @@ def publish(
         raise ValueError("publish needs the merge request iid in change.ref.number")
     diff = parse(change.diff_text)
     refs = _refs_for(api, change, iid)
-    discussions = api.discussions(iid)
+    own = getattr(api, "own_username", None)
+    discussions = ours(api.discussions(iid), own() if own is not None else None)
     done = posted_fingerprints(discussions)
     res = PublishResult()
     not_inline: list[Finding] = []

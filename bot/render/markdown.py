@@ -7,6 +7,9 @@ from collections import Counter
 
 from ..findings import cwe
 from ..types import SEVERITIES, Finding, Review
+from .escape import cell as _cell
+from .escape import code as _code
+from .escape import text as _escape
 from .text import stage_times
 from .walkthrough import walkthrough_markdown
 
@@ -20,8 +23,29 @@ def fingerprint_marker(fp: str) -> str:
 
 
 def fingerprints_in(text: str) -> set[str]:
-    """Fingerprints hidden in a posted comment body."""
+    """Fingerprints hidden in a posted comment body (read only the bot's own comments)."""
     return set(_FP.findall(text or ""))
+
+
+_MARKER_LINE = re.compile(r"<!-- prereview:[a-z-]+(?:=[0-9A-Za-z._-]*)? -->")
+
+
+def trailing_markers(body: str) -> list[str]:
+    """The hidden markers the bot wrote: the block of marker-only lines that ends the comment.
+
+    State is read from here only; a marker anywhere else in a body (quoted, or smuggled in through a file
+    name the escaping missed) is text, not state."""
+    out: list[str] = []
+    for line in reversed((body or "").rstrip().splitlines()):
+        if not _MARKER_LINE.fullmatch(line.strip()):
+            break
+        out.append(line.strip())
+    return out[::-1]
+
+
+def is_summary(body: str) -> bool:
+    """The summary comment starts with its marker (a comment merely containing it is not one)."""
+    return (body or "").lstrip().startswith(SUMMARY_MARKER)
 
 
 def fence_for(code: str) -> str:
@@ -32,14 +56,15 @@ def fence_for(code: str) -> str:
 
 def heading(f: Finding) -> str:
     cwe = f" · {_cwe(f.cwe)}" if f.cwe else ""
-    src = "" if f.source == "model" else f" · {f.source}" + (f" `{f.rule_id}`" if f.rule_id else "")
-    return f"{_ICON.get(f.severity, '')} **{f.severity}** · {f.category}{cwe}{src}"
+    rule = f" {_code(f.rule_id)}" if f.rule_id else ""
+    src = "" if f.source == "model" else f" · {_escape(f.source)}{rule}"
+    return f"{_ICON.get(f.severity, '')} **{f.severity}** · {_escape(f.category)}{cwe}{src}"
 
 
 def _cwe(cwe_id: str) -> str:
     """`CWE-79 Cross-site Scripting`, linked to MITRE's page when the id is in the CWE list."""
     entry = cwe.lookup(cwe_id)
-    return f"[{cwe_id} {entry.short_name}]({entry.url})" if entry else cwe_id
+    return f"[{cwe_id} {entry.short_name}]({entry.url})" if entry else _escape(cwe_id)
 
 
 def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
@@ -53,19 +78,13 @@ def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
         body = f.suggestion if f.suggestion.endswith("\n") or not f.suggestion else f.suggestion + "\n"
         parts += [
             "",
-            f"Verified fix — {f.evidence or 'tests pass with this change'}:",
+            f"Verified fix — {_escape(f.evidence or 'tests pass with this change')}:",
             f"{fence}{suggestion_header}",
             body.rstrip("\n"),
             fence,
         ]
     parts += ["", fingerprint_marker(f.fingerprint)]
     return "\n".join(parts)
-
-
-def _escape(text: str) -> str:
-    # Model text is untrusted: no raw HTML (hidden markers, mentions that ping people, images).
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"@(?=[A-Za-z0-9])", "@\u200b", text)
 
 
 def counts_line(review: Review) -> str:
@@ -78,7 +97,7 @@ def counts_line(review: Review) -> str:
 def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str = "prereview") -> str:
     """The one summary comment: counts, findings not posted inline, coverage, model and timings."""
     s = review.stats
-    lines = [SUMMARY_MARKER, f"### {title}", "", counts_line(review)]
+    lines = [SUMMARY_MARKER, f"### {_escape(title)}", "", counts_line(review)]
     for note in review.notes:
         lines += ["", f"> ⚠️ {_escape(note)}"]
     if review.walkthrough is not None:  # review.walkthrough: true
@@ -86,8 +105,9 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     if not_inline:
         lines += ["", "| | Where | Finding |", "|---|---|---|"]
         for f in not_inline:
-            where = f"`{f.path}:{f.line}`" + ("" if f.in_diff else " (outside the diff)")
-            msg = _escape(f.message).replace("|", "\\|").replace("\n", " ")
+            where = _code(f"{f.path}:{f.line}").replace("|", "\\|")
+            where += "" if f.in_diff else " (outside the diff)"
+            msg = _cell(f.message)
             lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
     skipped = review.coverage.skipped
     lines += [
@@ -97,15 +117,15 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     ]
     if skipped:
         lines += ["", "<details><summary>Skipped</summary>", ""]
-        lines += [f"- `{x.path}`: {_escape(x.reason)}" for x in skipped]
+        lines += [f"- {_code(x.path)}: {_escape(x.reason)}" for x in skipped]
         lines += ["", "</details>"]
     verified = sum(1 for f in review.findings if f.verified)
     lines += [
         "",
-        f"<sub>model `{s.model or 'none'}` · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
+        f"<sub>model {_code(s.model or 'none')} · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
         f"{s.completion_tokens} completion tokens · model {s.seconds_model:.1f}s of {s.seconds_total:.1f}s"
         + (f" · {verified} verified fix(es)" if verified else "")
-        + f" · head {review.head[:12]}</sub>",
+        + f" · head {_escape(review.head[:12])}</sub>",
     ]
     if s.stages:
         lines += ["", f"<sub>time per stage: {stage_times(s.stages)}</sub>"]
@@ -120,7 +140,7 @@ def render_markdown(review: Review) -> str:
     for f in review.findings:
         if f.in_diff:
             out.append(
-                f"#### `{f.path}` line {f.line}"
+                f"#### {_code(f.path)} line {f.line}"
                 + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
             )
             out.append(comment_body(f))

@@ -6,24 +6,25 @@ from __future__ import annotations
 import re
 
 from ..types import Walkthrough
+from . import escape
 
 START = "<!-- prereview:walkthrough -->"
 END = "<!-- /prereview:walkthrough -->"
+_STATE = re.compile(r"<!-- prereview:[a-z-]+(?:=[0-9A-Za-z._-]*)? -->")  # as render.markdown reads state
 _BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END) + r"\n?", re.S)
 
 
-def _safe(text: str) -> str:
-    """Model text is untrusted: one line, no raw HTML (hidden markers), no mentions that ping people."""
-    text = " ".join(text.split()).replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"@(?=[A-Za-z0-9])", "@\u200b", text)
+def _safe(s: str) -> str:
+    """Model text is untrusted: one line, no raw HTML (hidden markers), no mentions, no images."""
+    return escape.text(" ".join(s.split()))
 
 
-def _cell(text: str) -> str:
-    return _safe(text).replace("|", "\\|")
+def _cell(s: str) -> str:
+    return escape.cell(" ".join(s.split()))
 
 
 def _code(path: str) -> str:
-    return "`" + path.replace("`", "'") + "`"
+    return escape.code(path)
 
 
 def walkthrough_markdown(w: Walkthrough, head: str = "") -> str:
@@ -57,11 +58,18 @@ def block_in(text: str) -> str | None:
 
 
 def with_block(text: str, block: str) -> str:
-    """`text` with its walkthrough block replaced by `block` (or `block` appended): everything outside
-    the markers stays exactly as it was."""
+    """`text` with its walkthrough block replaced by `block` (or `block` added at the end, above the bot's
+    trailing state markers, which must stay last): everything outside the markers stays as it was."""
     text = text or ""
     if _BLOCK.search(text):
         return _BLOCK.sub(lambda _: block if block.endswith("\n") else block + "\n", text, count=1)
     if not text.strip():
         return block
-    return text + ("\n" if text.endswith("\n") else "\n\n") + block
+    lines = text.rstrip("\n").split("\n")
+    cut = len(lines)
+    while cut > 0 and _STATE.fullmatch(lines[cut - 1].strip()):
+        cut -= 1
+    if cut == len(lines):  # no state markers (a PR description): append
+        return text + ("\n" if text.endswith("\n") else "\n\n") + block
+    head, tail = "\n".join(lines[:cut]), "\n".join(lines[cut:])
+    return head.rstrip("\n") + "\n\n" + block + tail + "\n"

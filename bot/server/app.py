@@ -1,13 +1,19 @@
-"""The ASGI app: verify, deduplicate, decide, enqueue, answer 202. No forge or model work happens here."""
+"""The ASGI app: verify, deduplicate, decide, authorise, enqueue, answer 202.
+
+No model work happens here, and no forge work but one: a GitLab command's author's access level is asked
+of GitLab (`authorize`) before the job is queued, so that a refused command never reaches the queue (where
+a refused `/review` would otherwise supersede a pending review)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import json
 import logging
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -20,6 +26,7 @@ from starlette.routing import Route
 from ..config import ServerConfig
 from . import events, policy, verify
 from .events import Event
+from .jobs import Job
 from .metrics import Metrics
 from .queue import JobQueue
 from .secrets import Secrets
@@ -41,6 +48,8 @@ class Server:
     queue: JobQueue
     state: ServerState
     metrics: Metrics
+    # GitLab: may this command's author run it (Developer+)? None: left to the worker (tests, no token).
+    authorize: Callable[[Job], bool] | None = None
 
     async def body(self, request: Request) -> bytes:
         """The raw body, within the size cap and the request timeout."""
@@ -67,6 +76,9 @@ class Server:
         """(status, reason, job id) for a verified event. Runs in a thread: the store calls block."""
         if event is None:
             return 200, "ignored event", None
+        refused = self.refuse_repo(event)
+        if refused is not None:
+            return refused
         pr_key = f"{event.forge}:{event.repo}#{event.number}"
         decision = policy.decide(event, self.cfg, paused=self.state.paused(pr_key), delivery=delivery)
         if decision.job is None:
@@ -75,20 +87,77 @@ class Server:
             return 429, "rate limit for this repository; try again in a minute", None
         if delivery and not self.state.first_delivery(event.forge, delivery):
             return 200, "duplicate delivery", None
+        # A replay under a new delivery id (re-signed, or resent by hand) is the same event: same comment
+        # (id and text) or the same push (head sha).
+        event_key = events.identity(event)
+        if not self.state.first_event(event.forge, event_key):
+            return 200, "duplicate event", None
+        job, reason = self._authorized(decision.job, decision.reason)
         try:
-            job_id = self.queue.submit(decision.job)
+            job_id = self.queue.submit(job)
         except BaseException:
             if delivery:
                 self.state.forget_delivery(event.forge, delivery)  # let the forge's redelivery through
+            self.state.forget_event(event.forge, event_key)
             raise
-        return 202, decision.reason, job_id
+        return 202, reason, job_id
+
+    def refuse_repo(self, event: Event) -> tuple[int, str, None] | None:
+        """400 for a repository name that is not `owner/name` (GitLab: `group/…/project`), 403 for one
+        outside `server.repositories`; the name goes into API paths the token is sent to."""
+        if not events.valid_repo(event.forge, event.repo):
+            log.warning("%s webhook refused: repository name %r is not valid", event.forge, event.repo[:200])
+            return 400, "repository name is not valid", None
+        allowed = self.cfg.repositories
+        if allowed and not any(fnmatch.fnmatchcase(event.repo.lower(), p.lower()) for p in allowed):
+            log.warning("%s webhook refused: %s is not in server.repositories", event.forge, event.repo)
+            return 403, "repository not served here (server.repositories)", None
+        return None
+
+    def _authorized(self, job: Job, reason: str) -> tuple[Job, str]:
+        """GitLab commands: the author's access level, asked before queueing. When GitLab cannot answer,
+        the worker asks again, and the job supersedes nothing while unchecked (`Job.coalesces`)."""
+        if not job.check_access or self.authorize is None:
+            return job, reason
+        try:
+            allowed = self.authorize(job)
+        except Exception as exc:  # GitLab down or slow: the worker checks
+            log.warning("%s: could not check the access of user %s (%s)", job.pr_key, job.author_id, exc)
+            return job, reason
+        if allowed:
+            return replace(job, check_access=False), reason
+        refusal = replace(job, kind="refuse", text=job.kind, check_access=False, incremental=False)
+        return refusal, "not authorised"
+
+
+JSON_HINT = "set the webhook's Content type to application/json"
 
 
 def _json(body: bytes) -> Any:
     try:
         return json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise _Reject(400, "body is not JSON") from None
+        raise _Reject(400, f"body is not JSON; {JSON_HINT}") from None
+
+
+def _github_payload(body: bytes, content_type: str) -> Any:
+    """GitHub sends JSON, or `payload=<JSON>` form-encoded when the hook's content type is
+    application/x-www-form-urlencoded (the signature covers the raw body either way)."""
+    ctype = content_type.split(";", 1)[0].strip().lower()
+    if ctype == "application/x-www-form-urlencoded":
+        try:
+            form = urllib.parse.parse_qs(
+                body.decode("utf-8"), keep_blank_values=True, strict_parsing=True, max_num_fields=20
+            )
+        except (UnicodeDecodeError, ValueError):
+            raise _Reject(400, f"form body does not parse; {JSON_HINT}") from None
+        values = form.get("payload")
+        if not values or len(values) != 1:
+            raise _Reject(400, f"form body without one payload= field; {JSON_HINT}")
+        return _json(values[0].encode("utf-8"))
+    if ctype not in ("", "application/json") and not ctype.endswith("+json"):
+        raise _Reject(415, f"content type {ctype[:60]!r} is not accepted; {JSON_HINT}")
+    return _json(body)
 
 
 def create_app(server: Server) -> Starlette:
@@ -120,8 +189,9 @@ def create_app(server: Server) -> Starlette:
         delivery = request.headers.get("x-github-delivery", "")[:128]
         if kind == "ping":
             return await respond("github", lambda: (200, "pong", None))
+        ctype = request.headers.get("content-type", "")
         return await respond(
-            "github", lambda: server.accept(events.github(kind, _json(body), bots), delivery)
+            "github", lambda: server.accept(events.github(kind, _github_payload(body, ctype), bots), delivery)
         )
 
     async def gitlab(request: Request) -> Response:

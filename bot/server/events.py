@@ -5,6 +5,8 @@ Payloads are untrusted JSON even when signed, so every field is read defensively
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,3 +181,35 @@ def gitlab(payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | No
 
 def _id_str(value: int | None) -> str | None:
     return str(value) if value else None
+
+
+# GitHub: owner (user or organisation, Enterprise Managed Users add `_shortcode`) / repository.
+_GITHUB_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}/[A-Za-z0-9._-]{1,100}")
+# GitLab: group/subgroup/…/project, each part starting and ending with a letter, digit or underscore;
+# or a numeric project id (when the payload has no path).
+_GITLAB_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,253}[A-Za-z0-9_])?"
+_GITLAB_REPO = re.compile(rf"{_GITLAB_PART}(?:/{_GITLAB_PART}){{1,20}}|[0-9]{{1,18}}")
+
+
+def valid_repo(forge: str, repo: str) -> bool:
+    """The payload's repository name is a plain name: it goes into API and git URLs with the token, so
+    `..`, `?`, `#`, `%` or a scheme must never get through."""
+    parts = repo.split("/")
+    if forge == "github":
+        return bool(_GITHUB_REPO.fullmatch(repo)) and parts[1] not in (".", "..")
+    return (
+        bool(_GITLAB_REPO.fullmatch(repo))
+        and ".." not in repo
+        and not any(p.lower().endswith((".git", ".atom")) for p in parts)
+    )
+
+
+def identity(event: Event) -> str:
+    """What makes an event the same event whatever its delivery id: the comment (id and text) for a
+    command, the action and head commit for a push."""
+    fields = [event.forge, event.kind, event.repo.lower(), str(event.number), event.action]
+    if event.kind == "comment":
+        fields += [str(event.comment_id), hashlib.sha256(event.body.encode()).hexdigest()]
+    else:
+        fields += [event.head_sha or ""]
+    return hashlib.sha256("\0".join(fields).encode()).hexdigest()[:32]

@@ -19,12 +19,13 @@ from ..change.diff import parse
 from ..config import CONFIG_FILE, Config
 from ..pipeline.run import LazyModel
 from ..progress import Quiet
+from ..render.escape import code
+from ..render.escape import text as escape
 from ..types import ChangeRequest, PrereviewError
 from . import fix_branch, repo_config
 from .forge_session import ForgeSession
 from .jobs import Job
 from .suggest import suggestions
-from .untrusted import escape
 
 log = logging.getLogger("prereview.worker")
 
@@ -84,7 +85,7 @@ def to_branch(
         return None, f"Could not push `{branch}` ({escape(str(exc))}): the fix is below."
     body = (
         f"A verified fix for {ref} ({evidence}), on top of `{change.head_sha[:12]}`. "
-        f"Merging this {forge.kind} adds it to `{head.ref}`."
+        f"Merging this {forge.kind} adds it to {code(head.ref)}."
     )
     try:
         url = forge.open_draft(branch, head.ref, title, body)

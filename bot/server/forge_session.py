@@ -7,6 +7,7 @@ comment can point them elsewhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -85,6 +86,7 @@ class GitHubSession(_GitOverHttps):
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
         self.job, self.cfg, self._secrets = job, cfg, secrets
+        self._bots = frozenset(x.lower() for x in cfg.server.bot_logins)
         self._token: str | None = None
         self._api: Any = None
 
@@ -123,14 +125,18 @@ class GitHubSession(_GitOverHttps):
 
         cfg = cfg or self.cfg
         publisher = GitHubPublisher(
-            self.api, self.job.number, max_comments=cfg.github.max_comments_per_request, review_cfg=cfg.review
+            self.api,
+            self.job.number,
+            max_comments=cfg.github.max_comments_per_request,
+            bot_logins=self._bots,
+            review_cfg=cfg.review,
         )
         publisher.publish(review, parse(change.diff_text), scope=scope)
 
     def set_paused(self, paused: bool) -> None:
         from ..publish.github import GitHubPublisher
 
-        GitHubPublisher(self.api, self.job.number).set_paused(paused)
+        GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).set_paused(paused)
 
     def thread_is_ours(self, thread: str) -> bool:
         """The thread's first comment carries prereview's fingerprint (a finding we posted)."""
@@ -189,7 +195,7 @@ class GitHubSession(_GitOverHttps):
         from ..publish.github import GitHubPublisher, inline_comment
 
         diff = parse(change.diff_text)
-        posted = GitHubPublisher(self.api, self.job.number).posted()
+        posted = GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).posted()
         comments = [inline_comment(f, diff) for f in findings if f.fingerprint not in posted]
         if any(c is None for c in comments):
             return False
@@ -329,6 +335,20 @@ class GitLabSession(_GitOverHttps):
             }
         )
         return str(mr.get("web_url") or "")
+
+
+def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
+    """For the webhook server: may a GitLab command's author run it (Developer+)? A short timeout and no
+    retries (the webhook is answered while GitLab waits); an error leaves the check to the worker."""
+    from ..forges.gitlab import GitLabForge
+
+    def check(job: Job) -> bool:
+        if job.author_id is None:
+            return False
+        forge = GitLabForge(cfg.server.gitlab_url, secrets.gitlab_token, job.repo, timeout=5.0, retries=0)
+        return forge.access_level(job.author_id) >= DEVELOPER
+
+    return check
 
 
 SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}

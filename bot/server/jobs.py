@@ -23,7 +23,7 @@ class Job:
     comment_id: int | None = None  # the comment that asked (reaction and reply go there)
     author: str = ""
     author_id: int | None = None
-    check_access: bool = False  # GitLab: Developer+ is checked through the API by the worker
+    check_access: bool = False  # GitLab: Developer+ still to be checked (the server could not ask GitLab)
     auto: bool = False  # from a PR open/synchronize event, not a comment
     incremental: bool = False  # /review -i: only the commits since the last review
     text: str = ""  # /ask question
@@ -41,7 +41,8 @@ class Job:
 
     @property
     def coalesces(self) -> bool:
-        return self.kind in COALESCING
+        # A command whose author is not yet known to be allowed (GitLab, access unchecked) supersedes nothing.
+        return self.kind in COALESCING and not self.check_access
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

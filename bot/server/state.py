@@ -21,6 +21,14 @@ class ServerState:
     def forget_delivery(self, forge: str, delivery: str) -> None:
         self._l.delete(f"delivery:{forge}:{delivery}")
 
+    def first_event(self, forge: str, identity: str) -> bool:
+        """True the first time an event (`events.identity`) is seen, whatever its delivery id. Kept under
+        the `delivery:` prefix, so `sweep` forgets it with the deliveries."""
+        return self._l.once(f"delivery:{forge}:event:{identity}", str(int(self._clock())))
+
+    def forget_event(self, forge: str, identity: str) -> None:
+        self._l.delete(f"delivery:{forge}:event:{identity}")
+
     def within_rate(self, repo: str, per_minute: int) -> bool:
         minute = int(self._clock() // 60)
         last = self._l.get(f"rate-minute:{repo}")

@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
@@ -15,16 +16,17 @@ from ..findings.language import instruction as language_instruction
 from ..models.base import Message
 from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
+from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
 from ..types import ChangeRequest, PrereviewError
 from . import chatops, repo_config
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .jobs import Job
+from .masking import MaskedLazyModel, MaskedSession, Masking
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
 from .state import ServerState
-from .untrusted import escape as _escape
 
 log = logging.getLogger("prereview.worker")
 
@@ -54,7 +56,9 @@ class ForgeRunner:
         sessions: Callable[[Job, Config, Secrets], ForgeSession] = open_session,
     ) -> None:
         self.cfg, self.secrets, self.state = cfg, secrets, state
-        self.model = model or LazyModel(cfg, Quiet())
+        # Every model call and every posted text of a job is masked here, whatever the command.
+        self._masking = Masking()
+        self.model: LazyModel = MaskedLazyModel(model or LazyModel(cfg, Quiet()), self._masking)
         self._sessions = sessions
 
     def ack(self, job: Job) -> None:
@@ -62,7 +66,8 @@ class ForgeRunner:
             self._sessions(job, self.cfg, self.secrets).react(job.comment_id)  # 👀: seen, on it
 
     def run(self, job: Job) -> RunStats | None:
-        forge = self._sessions(job, self.cfg, self.secrets)
+        self._masking.reset()  # one job at a time per worker process
+        forge = cast(ForgeSession, MaskedSession(self._sessions(job, self.cfg, self.secrets), self._masking))
         if job.kind == "refuse" or (job.check_access and not forge.may_command(job)):
             forge.reply(REFUSAL.format(author=job.author or "there"), job.comment_id)
             return None

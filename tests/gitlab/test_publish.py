@@ -161,7 +161,8 @@ def test_rerun_is_idempotent_and_stale_threads_are_resolved(gl: FakeGitLab, chan
     n = len(gl.requests)
     res = publish(forge(gl), change, review(change, a, b), GitLabConfig())
     assert res.already_posted == 2 and res.summary == "unchanged"
-    assert [r.method for r in gl.requests[n:]] == ["GET", "GET"]  # versions, discussions
+    # versions, the token's user (whose notes alone hold state), discussions
+    assert [r.method for r in gl.requests[n:]] == ["GET", "GET", "GET"]
     res = publish(forge(gl), change, review(change, a), GitLabConfig())
     assert res.resolved == 1 and res.summary == "updated"
     by_body = {n["body"].split("\n\n")[1]: n for n in gl.diff_notes}
