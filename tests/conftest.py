@@ -11,9 +11,21 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-if not SHARED.is_dir():  # CI lays shared/ beside the checkout; allow an override
-    SHARED = Path(os.environ.get("PREREVIEW_SHARED", "/work/shared"))
+# The shared contract data: beside the checkout, $PREREVIEW_SHARED, /work/shared, else the vendored subset in
+# tests/data/shared (platform/ whole, bench/ with quixbugs only: see its SOURCE.md), so CI stands on its own.
+VENDORED = Path(__file__).resolve().parent / "data" / "shared"
+SHARED = next(
+    (
+        p
+        for p in (
+            Path(__file__).resolve().parents[2] / "shared",
+            Path(os.environ["PREREVIEW_SHARED"]) if os.environ.get("PREREVIEW_SHARED") else None,
+            Path("/work/shared"),
+        )
+        if p is not None and p.is_dir()
+    ),
+    VENDORED,
+)
 BENCH = SHARED / "bench"
 PLATFORM = SHARED / "platform"
 
@@ -59,6 +71,8 @@ def bench_repo(tmp_path: Path) -> Callable[..., dict]:
 
     def _make(dataset: str, case: str, kind: str = "bug") -> dict:
         folder = {"secfix": "secfix_py"}.get(dataset, dataset)
+        if not (BENCH / folder).is_dir():
+            pytest.skip(f"bench dataset {folder} not found in {BENCH} (the vendored copy has quixbugs only)")
         out = tmp_path / f"{dataset}-{case}-{kind}"
         proc = subprocess.run(
             [

@@ -20,6 +20,7 @@ import click
 
 from ..server import chatops
 from ..types import PrereviewError
+from .ci_env import sandbox_off
 from .options import config_options
 
 PR_ACTIONS = {"opened", "synchronize", "reopened", "ready_for_review"}
@@ -32,7 +33,7 @@ class Job:
     number: int
     safe: bool = False  # pull_request_target: never touch the PR's code
     automatic: bool = False  # a push or an opened PR (not a person asking): /pause stops these
-    since: str | None = None  # review only before..head (synchronize)
+    incremental: bool = False  # synchronize: review only what is new since the last reviewed head
     comment_body: str | None = None  # issue_comment: parsed once the config (command prefix) is known
     comment_id: int | None = None
     author_association: str | None = None
@@ -51,9 +52,13 @@ def plan(event_name: str, event: Mapping[str, Any], *, pr: int | None = None) ->
             return (
                 "draft pull request: review waits for ready_for_review (github.review_drafts: true to change)"
             )
-        since = event.get("before") if action == "synchronize" else None
         number = int(event.get("number") or pull["number"])
-        return Job(number, safe=event_name == "pull_request_target", since=since, automatic=True)
+        return Job(
+            number,
+            safe=event_name == "pull_request_target",
+            incremental=action == "synchronize",
+            automatic=True,
+        )
     if event_name == "issue_comment":
         issue = event.get("issue") or {}
         comment = event.get("comment") or {}
@@ -149,6 +154,7 @@ def _run(
     pr = api.pull(job.number)
     cfg = load_config(ws, pr.base.sha, config_file=config_file, overrides=overrides, env=env)
     api.write_interval = cfg.github.write_interval
+    cfg, sandbox_note = sandbox_off(cfg, env)
     if job.safe and not cfg.github.allow_tests_on_pull_request_target:
         cfg = cfg.model_copy(
             update={
@@ -160,8 +166,10 @@ def _run(
     publisher = GitHubPublisher(
         api, job.number, max_comments=cfg.github.max_comments_per_request, review_cfg=cfg.review
     )
-    since = job.since if cfg.github.incremental and not full else None
     state = publisher.summary()
+    # Since the head the last review recorded in its summary, not the push's `before`: a run that was
+    # cancelled or failed would otherwise leave its commits unreviewed. No recorded head: from the base.
+    since = state.head if job.incremental and cfg.github.incremental and not full else None
     if job.comment_body is not None:
         command = chatops.parse(job.comment_body, cfg.server.command_prefix)
         if command is None:
@@ -183,7 +191,16 @@ def _run(
     elif state.paused and job.automatic:
         click.echo("prereview: automatic reviews are paused on this PR (comment /resume to resume)", err=True)
         return 0
-    return _review(job, cfg, forge, publisher, env, since=since, state=state)
+    return _review(
+        job,
+        cfg,
+        forge,
+        publisher,
+        env,
+        since=since,
+        state=state,
+        notes=[sandbox_note] if sandbox_note else [],
+    )
 
 
 def _describe(job: Job, cfg: Any, forge: Any, publisher: Any, *, update: bool) -> int:
@@ -242,6 +259,7 @@ def _review(
     *,
     since: str | None,
     state: Any,
+    notes: list[str],
 ) -> int:
     from ..change.diff import parse
     from ..forges.github import PermissionDenied, restrict_diff
@@ -261,7 +279,7 @@ def _review(
     pr_diff = parse(change.diff_text)
     scope = None
     reviewed = change
-    notes: list[str] = []
+    notes = list(notes)
     if job.safe:
         notes.append(
             "pull_request_target safe mode: the PR's code was not checked out; tests and sandbox are off."

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from ..types import PrereviewError
+from .ci_env import sandbox_off
 from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
@@ -196,6 +197,7 @@ def run(
     GitLabForge.checkout(change, workdir, progress)
     change = replace(change, diff_text=git.diff(workdir, base, p.head_sha))
     cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
+    cfg, sandbox_note = sandbox_off(cfg, env)
     report = codequality_path or Path(cfg.gitlab.codequality_path)
     report = report if report.is_absolute() else p.project_dir / report
     if not force and (why := skip_reason(change, cfg.review)):
@@ -205,6 +207,8 @@ def run(
     if not change.diff_text.strip():
         progress.message(f"nothing to review: {base[:12]}..{p.head_sha[:12]} has no changes")
     review = review_change(change, cfg, progress=progress)
+    if sandbox_note:
+        review = replace(review, notes=(*review.notes, sandbox_note))
     report.write_text(render_codequality(review), encoding="utf-8")
     click.echo(
         f"prereview: {len(review.findings)} finding(s); wrote the Code Quality report to {report}", err=True

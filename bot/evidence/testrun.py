@@ -16,12 +16,16 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..change import git
 from ..change.diff import Diff, FileDiff
 from ..config import Config
 from ..sandbox import RunResult, Sandbox
 from ..types import Finding, PrereviewError
+
+if TYPE_CHECKING:
+    from .projectenv import ProjectEnv
 
 PYTEST = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short")
 PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini")
@@ -77,9 +81,9 @@ def detect_command(files: Sequence[str], read: Callable[[str], str | None], cfg:
     the files; None = no tests to run."""
     if cfg.tests == "off":
         return None
-    if cfg.test_command:
+    if cfg.test_cmd:
         try:
-            argv = shlex.split(cfg.test_command)
+            argv = shlex.split(cfg.test_cmd)
         except ValueError as exc:
             raise PrereviewError(
                 f"test_command is not a valid command line ({exc}); fix the quoting"
@@ -224,18 +228,27 @@ def default_cache_dir() -> Path:
 
 
 class TestRunner:
-    """Runs one command in one sandbox; results cached per commit + command (memory and disk)."""
+    """Runs one command in one sandbox and project environment; results cached per commit + command +
+    environment (memory and disk)."""
 
     __test__ = False
 
-    def __init__(self, sandbox: Sandbox, argv: Sequence[str], timeout: float, cache_dir: Path | None = None):
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        argv: Sequence[str],
+        timeout: float,
+        cache_dir: Path | None = None,
+        env: ProjectEnv | None = None,
+    ):
         self.sandbox, self.argv, self.timeout = sandbox, list(argv), timeout
         self.cache_dir = cache_dir
+        self.env = env  # None: argv as is (prereview's PATH)
         self._memo: dict[str, TestRun] = {}
         self.runs = 0  # sandbox runs actually made (not served from the cache)
 
     def _key(self, commit: str) -> str:
-        basis = json.dumps([commit, self.argv, self.sandbox.name])
+        basis = json.dumps([commit, self.argv, self.sandbox.name, *([self.env.key] if self.env else [])])
         return hashlib.sha256(basis.encode()).hexdigest()[:32]
 
     def at_commit(self, repo: Path, commit: str) -> TestRun:
@@ -253,9 +266,8 @@ class TestRunner:
 
     def in_tree(self, root: Path) -> TestRun:
         self.runs += 1
-        return relativize(
-            to_testrun(self.argv, self.sandbox.run(self.argv, cwd=root, timeout=self.timeout)), root
-        )
+        argv = self.env.command(root) if self.env is not None else self.argv
+        return relativize(to_testrun(self.argv, self.sandbox.run(argv, cwd=root, timeout=self.timeout)), root)
 
     def _load(self, key: str) -> TestRun | None:
         if self.cache_dir is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..patches.verify import PatchStage
 from ..pipeline.context import Background, ReviewContext
-from ..types import Finding
+from ..types import Finding, Skipped
 from . import testrun
 
 
@@ -43,4 +43,6 @@ class TestsStage:
             engine.start(ctx.progress)
         ctx.shared["tests_notes_seen"] = len(engine.notes)
         ctx.notes += engine.notes
+        if engine.unusable is not None:  # coverage shows the tests gave no evidence, and why
+            ctx.skipped.append(Skipped("(tests)", f"not used as evidence: {engine.unusable}"))
         return [*engine.breakage_findings(ctx.diff), *findings]

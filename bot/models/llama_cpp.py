@@ -29,6 +29,38 @@ DEFAULT_N_CTX = 8192
 _CHATML = "<|im_start|>{role}\n{content}<|im_end|>\n"
 
 
+def load_backends() -> int:
+    """How many llama.cpp backends are registered, loading them first for a dynamic-backend build.
+
+    A portable build (GGML_BACKEND_DL=ON, GGML_CPU_ALL_VARIANTS=ON: one CPU backend per x86 level, the
+    best one picked at load time) registers nothing by itself, and llama.cpp looks for the backend
+    libraries only beside the executable (python) and in the working directory, so llama-cpp-python
+    never finds them (abetlen/llama-cpp-python#2069). Load them from the package's own directories.
+    An ordinary build registers its backends statically: nothing to do."""
+    import llama_cpp
+
+    package = Path(llama_cpp.__file__).parent
+    libs = [
+        package / "lib",
+        package.parent / "bin",
+    ]  # variants land in bin/ unless CMAKE_INSTALL_BINDIR moves them
+    ggml = next(
+        (d / n for d in libs for n in ("libggml.so", "libggml.dylib", "ggml.dll") if (d / n).exists()), None
+    )
+    if ggml is None:
+        return 1  # statically linked: the backends are part of libllama
+    lib = ctypes.CDLL(str(ggml))
+    lib.ggml_backend_reg_count.restype = ctypes.c_size_t
+    count = int(lib.ggml_backend_reg_count())
+    if count == 0 and hasattr(lib, "ggml_backend_load_all_from_path"):
+        lib.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
+        for d in libs:
+            if d.is_dir() and count == 0:
+                lib.ggml_backend_load_all_from_path(str(d).encode())
+                count = int(lib.ggml_backend_reg_count())
+    return count
+
+
 class LlamaCppModel:
     def __init__(
         self,
@@ -44,6 +76,11 @@ class LlamaCppModel:
         from llama_cpp import Llama
 
         self._lib = llama_cpp
+        if load_backends() == 0:
+            raise ModelError(
+                "llama.cpp loaded no backend (a dynamic-backend build without its ggml-cpu-*.so files); "
+                "reinstall llama-cpp-python (see docs/github.md, Caches)"
+            )
         threads = threads or cpu_quota()
         gpu = bool(llama_cpp.llama_supports_gpu_offload())
         layers = (-1 if gpu else 0) if n_gpu_layers is None else n_gpu_layers

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
-from ..evidence import testrun
+from ..evidence import projectenv, testrun
 from ..evidence.testrun import Breakage, TestRun, TestRunner
 from ..models import Model
 from ..progress import Progress, Quiet
@@ -47,6 +47,8 @@ def judge(after: TestRun, head: TestRun, breakage: Breakage | None) -> tuple[boo
     """Accept a test run of the patched tree? (ok, evidence or reason)"""
     if after.timed_out:
         return False, "tests timed out with the patch"
+    if not after.ok and after.passed == 0:  # a run that tested nothing verifies nothing
+        return False, "no test ran to check the patch"
     newly = [t for t in after.failing if t not in set(head.failing)]
     if newly:
         return False, f"the patch makes passing tests fail: {', '.join(newly[:3])}"
@@ -123,6 +125,10 @@ class PatchStage:
     head: TestRun | None = None
     breakage: Breakage | None = None
     diff: Diff | None = None  # the change's parsed diff, when the pipeline already has it
+    env_dir: Path | None = None  # where project environments are built (default: beside cache_dir)
+    env: projectenv.ProjectEnv | None = None
+    unusable: str | None = None  # why the tests gave no evidence (environment failed, base tested nothing)
+    seconds: dict[str, float] = field(default_factory=dict)  # per step: "env", "tests"
     _started: bool = False
 
     def start(self, progress: Progress | None = None) -> None:
@@ -144,17 +150,52 @@ class PatchStage:
             return
         if self.sandbox.warning:
             self.notes.append(self.sandbox.warning)
-        self.runner = TestRunner(self.sandbox, argv, self.cfg.sandbox.timeout, self.cache_dir)
-        progress.message(f"running tests at base and head: {' '.join(argv)} ({self.sandbox.name} sandbox)")
+        env = self.env = projectenv.resolve(
+            argv,
+            cfg=self.cfg,
+            repo=repo,
+            base_sha=self.change.base_sha,
+            sandbox_name=self.sandbox.name,
+            env_dir=self.env_dir or projectenv.default_env_dir(self.cache_dir),
+            progress=progress,
+        )
+        self.seconds["env"] = env.seconds
+        if env.error is not None:
+            self.unusable = f"could not build the test environment: {env.error}"
+            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.FIX}.")
+            return
+        self.sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
+        budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
+        timeout = min(self.cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
+        self.runner = TestRunner(self.sandbox, argv, timeout, self.cache_dir, env=env)
+        progress.message(
+            f"running tests at base and head: {' '.join(env.argv)} ({self.sandbox.name} sandbox; "
+            f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
+        )
+        t0, why = time.monotonic(), None
         try:
             self.base = self.runner.at_commit(repo, self.change.base_sha)
-            self.head = self.runner.at_commit(repo, self.change.head_sha)
+            why = projectenv.unusable(self.base)
+            if why is None:
+                self.head = self.runner.at_commit(repo, self.change.head_sha)
         except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
             self.notes.append(f"tests not run: {exc}")
             self.runner = self.base = self.head = None
             return
+        finally:
+            self.seconds["tests"] = round(time.monotonic() - t0, 2)
+        if why is not None:  # nothing to compare against, nothing to verify a patch with
+            self.unusable = why
+            self.notes.append(projectenv.cannot_test_note(why))
+            progress.message(f"tests: base unusable ({why}); {self.seconds['tests']:.1f}s")
+            self.runner = self.head = None
+            return
+        assert self.head is not None
         self.breakage = testrun.compare(self.base, self.head)
-        progress.message(f"tests: base {self.base.summary()}; head {self.head.summary()}")
+        progress.message(
+            f"tests: base {self.base.summary()}; head {self.head.summary()} "
+            f"(environment {env.seconds:.1f}s, tests {self.seconds['tests']:.1f}s)"
+        )
 
     def breakage_findings(self, diff: Diff) -> list[Finding]:
         """extra_findings hook: one finding for the tests the change breaks."""

@@ -27,6 +27,8 @@ SERVER_ONLY: dict[str, str] = {
     "sandbox": "the sandbox that contains the repository's tests",
     "scanners.semgrep": "a program the server runs",
     "github.allow_tests_on_pull_request_target": "runs fork code with secrets",
+    "tests.python": "an interpreter the server runs on its host",
+    "tests.wheels_only": "whether dependency builds may run code on the server's host",
 }
 AT_MOST_SERVER = (
     "patches.candidates",
@@ -34,6 +36,8 @@ AT_MOST_SERVER = (
     "patches.agent_steps",
     "scanners.timeout",
     "review.max_new_tokens",
+    "tests.budget_seconds",
+    "tests.build_timeout",
 )
 
 

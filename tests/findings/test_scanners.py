@@ -33,6 +33,7 @@ def stage_context(change, scanners, read_head, read_base, mask=lambda f: f) -> R
         mask=mask,
     )
 
+
 BASE = """import os
 import subprocess
 

@@ -251,3 +251,41 @@ def test_dispatch_reviews_even_when_paused(action: Action) -> None:
     assert action.run("workflow_dispatch", {"inputs": {"pr": "1"}}).code == 0 and len(action.gh.reviews) == 1
     bad = action.run("workflow_dispatch", {"inputs": {"pr": "one"}})
     assert bad.code == 2 and "pull request number" in bad.err
+
+
+def test_synchronize_reviews_since_the_last_reviewed_head_not_before(action: Action) -> None:
+    # The run for the first push never happened (cancelled, failed): the next push's `before` is that
+    # push's head, but the review must also cover its commit, from the head the summary recorded.
+    assert action.run("pull_request", action.opened()).code == 0
+    gh = action.gh
+    first = len(gh.comments)
+    action.commit({"python_programs/extra.py": "def twice(x):\n    return x + x + x\n"})  # never reviewed
+    before = action.commit({"README.md": "docs\n"})
+    event = payload(
+        "pull_request.synchronize.octokit.json", head=action.head, base=action.base, before=before
+    )
+    run = action.run("pull_request", event)
+    assert run.code == 0, run.err
+    assert {c["path"] for c in gh.comments[first:]} == {"python_programs/extra.py"}
+    summary = next(c["body"] for c in gh.issue_comments if SUMMARY_MARKER in c["body"])
+    assert f"<!-- prereview:head={action.head} -->" in summary and "Incremental review" in summary
+
+
+def test_synchronize_without_a_recorded_head_reviews_from_the_base(action: Action) -> None:
+    before = action.commit({"python_programs/extra.py": "def twice(x):\n    return x + x + x\n"})
+    event = payload(
+        "pull_request.synchronize.octokit.json", head=action.head, base=action.base, before=before
+    )
+    run = action.run("pull_request", event)
+    assert run.code == 0, run.err
+    paths = {c["path"] for c in action.gh.comments}
+    assert paths == {"python_programs/gcd.py", "python_programs/extra.py"}, "the first commit is reviewed too"
+
+
+def test_a_broken_sandbox_is_one_note(action: Action) -> None:
+    action.config.update(tests="auto", sandbox={"backend": "auto"})
+    action.monkeypatch.setenv("PREREVIEW_SANDBOX_OFF", "bubblewrap cannot create user namespaces here")
+    assert action.run("pull_request", action.opened()).code == 0
+    summary = next(c["body"] for c in action.gh.issue_comments if SUMMARY_MARKER in c["body"])
+    notes = [line for line in summary.splitlines() if "Sandbox off on this runner" in line]
+    assert len(notes) == 1 and "cannot create user namespaces" in notes[0]

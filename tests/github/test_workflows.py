@@ -75,7 +75,45 @@ def test_action_metadata_is_consistent() -> None:
             assert s["shell"] == "bash"
             assert "${{" not in s["run"], "inputs reach scripts through env, never by expression"
     assert any("actions/cache" in s.get("uses", "") for s in steps)
-    assert any("prereview github" in s.get("run", "") for s in steps)
+    assert any('/bin/prereview" github' in s.get("run", "") for s in steps)
+    # the keys come from the action's own files, never from github.action_ref (see action.yml)
+    assert "action_ref" not in "".join(str(s.get("with", "")) for s in steps)
+
+
+def _uses_lines() -> list[tuple[str, str]]:
+    out = []
+    for path in [ROOT / "action.yml", *WORKFLOWS]:
+        for line in path.read_text().splitlines():
+            m = re.match(r"\s*(?:- )?uses:\s*(\S+)(.*)$", line)
+            if m and not m[1].startswith("./"):
+                out.append((f"{path.name}: {line.strip()}", m[1] + m[2]))
+    return out
+
+
+def test_third_party_actions_are_pinned_by_sha_with_the_version() -> None:
+    lines = _uses_lines()
+    assert lines
+    for where, ref in lines:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*", ref), where
+
+
+def test_checkouts_keep_no_credentials_and_jobs_get_their_own_permissions() -> None:
+    for path in WORKFLOWS:
+        wf = yaml.safe_load(path.read_text())
+        assert wf.get("permissions") == {}, f"{path.name}: top-level permissions: {{}}, per job what it needs"
+        for name, job in wf["jobs"].items():
+            assert "permissions" in job, f"{path.name}: job {name} has no permissions"
+            for step in job.get("steps", []):
+                if "actions/checkout" in step.get("uses", ""):
+                    assert step.get("with", {}).get("persist-credentials") is False, f"{path.name}: {name}"
+    assert "PREREVIEW_SHARED" not in (ROOT / ".github/workflows/ci.yml").read_text()
+
+
+def test_dogfood_concurrency_and_trigger_filter() -> None:
+    wf = yaml.safe_load((ROOT / ".github/workflows/dogfood.yml").read_text())
+    assert "github.event_name" in wf["concurrency"]["group"], "a comment must not cancel a pending review"
+    cond = wf["jobs"]["review"]["if"]
+    assert "github.event.comment.user.type != 'Bot'" in cond and "author_association" in cond
 
 
 def test_outputs_match_what_prereview_writes() -> None:
@@ -85,3 +123,37 @@ def test_outputs_match_what_prereview_writes() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     names = set(review_outputs(Review("b", "h", (), Stats(), Coverage())))
     assert names == set(action["outputs"])
+
+
+def _plan(tmp_path: Path, **env: str) -> dict[str, str]:
+    out = tmp_path / "out"
+    out.write_text("")
+    full = {
+        "ACTION_PATH": str(ROOT),
+        "GITHUB_OUTPUT": str(out),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/ci/plan.sh")], env={**full, **env}, check=True, capture_output=True
+    )
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+def test_the_plan_picks_extras_and_keys_per_mode(tmp_path: Path) -> None:
+    base = {"PYTHON_VERSION": "3.11.9", "RUNNER_KEY": "Linux-X64"}
+    local = _plan(tmp_path, **base)
+    assert local["llama"] == "1" and local["extras"] == "github" and local["model-cacheable"] == "1"
+    assert local["venv-key"].startswith("prereview-venv-Linux-X64-py3.11.9-llama0.3.36-cpu-github-")
+    hub = _plan(tmp_path, **base, MODEL="hf:owner/repo/m.gguf")
+    assert (
+        hub["extras"] == "github,hf"
+        and hub["model-cacheable"] == "0"
+        and hub["venv-key"] != local["venv-key"]
+    )
+    server = _plan(tmp_path, **base, API_BASE="http://gpu:8080/v1")
+    assert server["llama"] == "0" and "-api-" in server["venv-key"] and server["model-cacheable"] == "0"
+    cuda = _plan(tmp_path, **base, LLAMA_BUILD="cuda")
+    assert "-cuda-" in cuda["wheel-key"] and cuda["wheel-key"] != local["wheel-key"]
+    assert cuda["venv-key"] != local["venv-key"] and cuda["wheelhouse"] != local["wheelhouse"]
+    assert _plan(tmp_path, PYTHON_VERSION="3.12.1")["venv-key"] != local["venv-key"]

@@ -366,7 +366,8 @@ def test_fix_when_nothing_is_broken_and_without_tests(make_repo, tmp_path):
         },
         {"calc.py": "def add(a, b):\n    return b + a\n"},
     )
-    out = CliRunner().invoke(cli, ["fix", "--repo", str(repo)])
+    here = write_config(tmp_path, [], "", tests={"python": sys.executable})  # detected, no venv to build
+    out = CliRunner().invoke(cli, ["fix", "--repo", str(repo), "--config", str(here)])
     assert out.exit_code == 0 and "breaks no test, nothing to fix" in out.stderr and out.stdout == ""
     off = write_config(tmp_path, [], "", tests="off")
     out = CliRunner().invoke(cli, ["fix", "--repo", str(repo), "--config", str(off)])

@@ -185,3 +185,14 @@ def test_ask_context_leaves_out_what_the_review_config_excludes() -> None:
     assert "--- docs/guide.md (omitted: matches review.exclude)" in text
     assert "--- poetry.lock (omitted: lock file)" in text
     assert "--- app.py\n" in text and "--- old.py\n" in text  # a deleted file is still shown
+
+
+def test_a_repository_cannot_name_an_interpreter_the_server_runs_on_its_host(caplog) -> None:
+    """tests.python is run on the host to probe it: only the server's own config may set it."""
+    hostile = {"tests": {"python": "/tmp/evil/bin/python", "wheels_only": False, "budget_seconds": 99999}}
+    server = Config.model_validate({"tests": {"wheels_only": True}})
+    with caplog.at_level(logging.WARNING, logger="prereview.config"):
+        cfg = repo_config.merged(server, hostile, ".prereview.yml")
+    assert cfg.tests.python is None and cfg.tests.wheels_only is True
+    assert cfg.tests.budget_seconds == server.tests.budget_seconds
+    assert "ignored 'tests.python'" in caplog.text and "'tests.budget_seconds' capped" in caplog.text

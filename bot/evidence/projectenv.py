@@ -1,0 +1,327 @@
+"""The reviewed project's own test environment — never prereview's interpreter or site-packages.
+
+Resolution (first that applies):
+1. `tests.command` / `test_command`: run as given (with `tests.python`'s bin directory first on PATH
+   when that is set too).
+2. `tests.python`: that interpreter runs `python -m pytest` (in CI: where the workflow installed the project).
+3. prereview builds one: a venv under the cache dir keyed by the Python version and the dependency files,
+   holding pytest and the project's test dependencies read from the BASE tree (never head's: installing
+   runs code outside the sandbox), with uv when it is on PATH, else `python -m venv` + pip. This is the one
+   step that uses the network; the tests then run inside the sandbox, offline, the venv mounted read-only.
+   Node, Go, Rust and Maven projects get their dependencies fetched the same way (`toolchains.py`).
+
+The project itself is never installed into the venv: the scratch tree's import roots (`src/`, the root,
+pytest's `pythonpath`) come first on PYTHONPATH, so head's code runs at head and base's at base.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..change import git
+from ..config import Config
+from ..progress import Progress, Quiet
+from . import layouts
+
+ENV_VERSION = 1  # bump when the layout of a built environment changes
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What an environment build (outside the sandbox) may see of the host: proxies, index and CA settings.
+BUILD_PASS = re.compile(
+    r"^(HOME|LANG|LC_ALL|TZ|PATH|TMPDIR|XDG_CACHE_HOME|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|"
+    r"(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy|PIP_.*|UV_.*|npm_config_.*|GOPROXY|GOPRIVATE|"
+    r"GONOSUMDB|GOFLAGS|CARGO_REGISTRIES_.*|RUSTUP_HOME|CARGO_HOME|MAVEN_OPTS|JAVA_HOME)$"
+)
+FIX = (
+    "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
+    "project's dependencies installed)"
+)
+
+FIX_TIME = "raise `sandbox.timeout` (and `tests.budget_seconds`), or set `test_command` to a quicker subset"
+
+
+class EnvError(Exception):
+    """The environment could not be built; the message is the first error line."""
+
+
+@dataclass
+class ProjectEnv:
+    """How the project's tests run: the command, its variables ("{root}" = the scratch tree), what the
+    sandbox must show read-only, links into the scratch tree, and the key results are cached under."""
+
+    kind: str  # "command", "python", "built", "image", "toolchain", "detected"
+    argv: tuple[str, ...]
+    key: str = ""
+    vars: dict[str, str] = field(default_factory=dict)
+    ro_paths: tuple[str, ...] = ()
+    links: dict[str, str] = field(default_factory=dict)
+    describe: str = ""
+    seconds: float = 0.0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def command(self, root: Path) -> list[str]:
+        """The argv for one scratch tree (links made in it, variables set through `env`)."""
+        for name, target in self.links.items():
+            link = root / name
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(target)
+        if not self.vars:
+            return list(self.argv)
+        r = str(root.resolve())
+        return ["env", *(f"{k}={v.replace('{root}', r)}" for k, v in self.vars.items()), *self.argv]
+
+
+def default_env_dir(cache_dir: Path | None) -> Path:
+    if os.environ.get("PREREVIEW_ENV_DIR"):
+        return Path(os.environ["PREREVIEW_ENV_DIR"])
+    if cache_dir is not None:
+        return cache_dir.parent / "envs"
+    from ..models.catalog import cache_dir as root
+
+    return root() / "envs"
+
+
+def resolve(
+    argv: Sequence[str],
+    *,
+    cfg: Config,
+    repo: Path,
+    base_sha: str,
+    sandbox_name: str,
+    env_dir: Path,
+    progress: Progress | None = None,
+) -> ProjectEnv:
+    """The environment for `argv` (the configured or detected test command). Never raises for what the
+    project lacks: a failed build comes back with `error` set (the first error line)."""
+    progress = progress or Quiet()
+    t0 = time.monotonic()
+    files = git.git(repo, "ls-tree", "-r", "--name-only", base_sha).splitlines()
+
+    def read(p: str) -> str | None:
+        return git.show(repo, base_sha, p)
+
+    try:
+        env = _resolve(list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress)
+    except EnvError as exc:
+        env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
+    env.seconds = round(time.monotonic() - t0, 2)
+    return env
+
+
+def _resolve(
+    argv: list[str],
+    cfg: Config,
+    repo: Path,
+    base_sha: str,
+    files: list[str],
+    read: layouts.Reader,
+    sandbox_name: str,
+    env_dir: Path,
+    progress: Progress,
+) -> ProjectEnv:
+    python = interpreter(cfg.tests.python, repo) if cfg.tests.python else None
+    if cfg.test_cmd:
+        if python is None:
+            return ProjectEnv("command", tuple(argv), describe="test_command as given")
+        return ProjectEnv(
+            "command",
+            tuple(argv),
+            key=python["key"],
+            vars={"PATH": f"{Path(python['executable']).parent}:{SANDBOX_PATH}"},
+            ro_paths=python["paths"],
+            describe=f"test_command with {python['executable']} first on PATH",
+        )
+    if argv[:3] == ["python", "-m", "pytest"]:
+        layout = layouts.python_layout(files, read)
+        if python is not None:
+            exe, key, ro, how = (
+                python["executable"],
+                python["key"],
+                python["paths"],
+                f"tests.python {python['executable']}",
+            )
+        elif sandbox_name == "docker":
+            exe, key, ro, how = "python", "image", (), "the sandbox image's python (sandbox.image)"
+        else:
+            from .pyvenv import build_venv
+
+            exe, key, ro, how = build_venv(layout, files, read, env_dir, cfg, progress, repo, base_sha)
+        pythonpath = ":".join("{root}" if r == "." else "{root}/" + r for r in layout.roots)
+        bindir = str(Path(exe).parent) if "/" in exe else ""
+        env_vars = {"PYTHONPATH": pythonpath, "PYTHONNOUSERSITE": "1"}
+        if bindir:
+            env_vars["PATH"] = f"{bindir}:{SANDBOX_PATH}"
+        kind = "python" if python is not None else "image" if sandbox_name == "docker" else "built"
+        full_key = _hash([key, layout.roots])
+        return ProjectEnv(kind, (exe, *argv[1:]), key=full_key, vars=env_vars, ro_paths=ro, describe=how)
+    tc = layouts.toolchain(argv, files)
+    if tc is not None and sandbox_name != "docker":
+        from .toolchains import build_toolchain
+
+        return build_toolchain(tc, argv, read, env_dir, cfg, progress, repo, base_sha)
+    return ProjectEnv("detected", tuple(argv), describe="detected command, run as is")
+
+
+def with_ro_paths(sandbox: Any, paths: Sequence[str]) -> Any:
+    """The sandbox, showing `paths` read-only too (bubblewrap; `none` sees everything anyway)."""
+    cfg = getattr(sandbox, "cfg", None)
+    if cfg is None or getattr(sandbox, "name", "") != "bubblewrap":
+        return sandbox
+    extra = [p for p in paths if p not in cfg.ro_paths]
+    if not extra:
+        return sandbox
+    return type(sandbox)(cfg.model_copy(update={"ro_paths": [*cfg.ro_paths, *extra]}))
+
+
+def interpreter(spec: str, repo: Path) -> dict[str, Any]:
+    """`tests.python`: a name on PATH or a path (relative to the repository); asked for its prefixes."""
+    cand = Path(spec).expanduser()
+    if not cand.is_absolute() and "/" in spec:
+        cand = repo / cand
+    exe = str(cand) if "/" in spec else shutil.which(spec)
+    if exe is None or not Path(exe).exists():
+        raise EnvError(f"tests.python {spec!r} not found; give the path of the interpreter to test with")
+    probe = (  # the site-packages' mtimes: installing into it invalidates cached runs made with it
+        "import json, os, site, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.version, "
+        "[os.stat(p).st_mtime for p in site.getsitepackages() if os.path.isdir(p)]]))"
+    )
+    try:
+        out = subprocess.run(
+            [exe, "-c", probe], capture_output=True, text=True, timeout=60, env=build_env(), check=True
+        ).stdout
+        prefix, base_prefix, version, mtimes = json.loads(out.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        raise EnvError(f"tests.python {spec!r} does not run as a Python interpreter") from None
+    # a venv's python is a link into its base installation: both are shown to the sandbox, not resolved
+    abs_exe = str(Path(exe).absolute())
+    paths = tuple(dict.fromkeys([prefix, base_prefix, str(Path(exe).resolve().parent.parent)]))
+    return {"executable": abs_exe, "paths": paths, "key": _hash([abs_exe, prefix, version, mtimes])}
+
+
+def build_env() -> dict[str, str]:
+    """The host environment an environment build sees: proxies and index settings, never tokens."""
+    return {k: v for k, v in os.environ.items() if BUILD_PASS.match(k)}
+
+
+def run_build(
+    argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dict[str, str] | None = None
+) -> str:
+    """Run one build step outside the sandbox; EnvError with the first error line when it fails."""
+    try:
+        proc = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**build_env(), **(env or {})},
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise EnvError(f"`{' '.join(argv[:3])}` took longer than {timeout:.0f}s") from None
+    except OSError as exc:
+        raise EnvError(f"`{argv[0]}` could not start ({exc.strerror})") from None
+    if proc.returncode != 0:
+        what = " ".join(_short(a) for a in argv[:4])
+        raise EnvError(f"`{what}` failed: {first_build_error(proc.stdout + proc.stderr)}")
+    return proc.stdout
+
+
+def first_build_error(out: str) -> str:
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    for ln in lines:
+        if re.search(r"\b(ERROR|error|Error)\b|No matching distribution|not found|Could not", ln):
+            return ln[:200]
+    return (lines[-1] if lines else "no output")[:200]
+
+
+def _short(a: str) -> str:
+    return Path(a).name if a.startswith("/") else a
+
+
+@contextmanager
+def locked(d: Path) -> Iterator[None]:
+    """One builder per environment directory (reviews and server workers may race for it)."""
+    d.parent.mkdir(parents=True, exist_ok=True)
+    with open(d.with_name(d.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ready(d: Path) -> bool:
+    return (d / ".prereview-complete").is_file()
+
+
+def mark_ready(d: Path, info: dict[str, Any]) -> None:
+    (d / ".prereview-complete").write_text(json.dumps(info, indent=1), encoding="utf-8")
+
+
+def fresh(d: Path) -> None:
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+
+
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def file_hash(read: layouts.Reader, names: Sequence[str], *extra: Any) -> str:
+    return _hash([ENV_VERSION, sys.platform, [(n, read(n)) for n in names], *extra])
+
+
+# ---------------------------------------------------------------- was the base run a usable test run?
+
+_IMPORT = re.compile(r"^E?\s*((?:ModuleNotFoundError|ImportError): .*)$", re.M)
+_COLLECT = re.compile(
+    r"errors? during collection|ERROR collecting|ImportError while (?:loading conftest|importing test module)"
+    r"|no tests ran|collected 0 items"
+)
+
+
+def unusable(run: Any) -> str | None:
+    """Why a base run tested nothing (None: it is a usable baseline). Failing tests are usable."""
+    if run.ok:
+        return None
+    if run.timed_out:  # a base that never finished is no baseline either (unless tests already failed)
+        return None if run.passed or run.bad else f"timed out after {run.seconds:.0f}s"
+    out = run.output
+    from .testrun import first_error
+
+    if run.returncode in (126, 127):
+        return f"the test command did not start ({first_error(out) or _last_line(out) or 'not found'})"
+    imp = _IMPORT.search(out)
+    if _COLLECT.search(out) or (run.passed == 0 and imp):
+        first = imp.group(1).strip() if imp else first_error(out) or _last_line(out) or "no test collected"
+        return f"collection failed: {first[:200]}"
+    if run.passed == 0 and run.failed == 0:
+        tail = (first_error(out) or _last_line(out) or "no output")[:200]
+        return f"no test ran (exit code {run.returncode}: {tail})"
+    return None
+
+
+def _last_line(out: str) -> str:
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def cannot_test_note(why: str, at: str = "base") -> str:
+    """The one note line of a review whose tests could not be used."""
+    fix = FIX_TIME if why.startswith("timed out") else FIX
+    return f"Tests not used as evidence: the {at} run could not test anything ({why}); {fix}."

@@ -1,0 +1,169 @@
+"""A Python project's test venv, built by prereview outside the sandbox (network) from the BASE tree.
+
+`<env_dir>/py3.12-<key>/`: the key hashes the Python version, the installer, the derived requirement lines
+and the dependency files' text, so an unchanged project reuses it across commits and reviews. The venv
+holds pytest and the project's test dependencies; the project itself is NOT installed — only a bare
+`.dist-info` (name, version, entry points) so `importlib.metadata` and pytest plugins still find it — and
+any copy a dependency pulled in is removed: the scratch tree's code (on PYTHONPATH) is what runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from ..config import Config
+from ..progress import Progress
+from . import layouts
+from .projectenv import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
+
+
+def base_python() -> str:
+    """The interpreter a built venv is made from: prereview's own base installation (not its venv)."""
+    return str(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def build_venv(
+    layout: layouts.PythonLayout,
+    files: list[str],
+    read: layouts.Reader,
+    env_dir: Path,
+    cfg: Config,
+    progress: Progress,
+    repo: Path,
+    base_sha: str,
+) -> tuple[str, str, tuple[str, ...], str]:
+    """(python executable, key, read-only paths for the sandbox, description)."""
+    uv = shutil.which("uv")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    reqs = list(layout.requirements)
+    if not any(layouts.norm(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) == "pytest" for r in reqs):
+        reqs.insert(0, "pytest")
+    key = file_hash(
+        read,
+        layout.dep_files,
+        version,
+        base_python(),
+        "uv" if uv else "pip",
+        reqs,
+        layout.name,
+        cfg.tests.wheels_only,
+    )
+    d = env_dir / f"py{version}-{key}"
+    exe = d / "bin" / "python"
+    tool = "uv" if uv else "pip"
+    with locked(d):
+        if not ready(d):
+            progress.message(
+                f"building the test environment ({tool}, {len(reqs)} requirements, with network)"
+            )
+            fresh(d)
+            (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
+            pins = layouts.uv_lock_pins(read("uv.lock"), layout.name) if layout.uv_lock else ()
+            (d / "constraints.txt").write_text("".join(f"{p}\n" for p in pins), encoding="utf-8")
+            reqs_args = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
+            if cfg.tests.wheels_only:  # no package's build code runs on this host
+                reqs_args += ["--no-build"] if uv else ["--only-binary", ":all:"]
+            timeout = cfg.tests.build_timeout
+            if uv:
+                run_build(
+                    [uv, "venv", "--quiet", "--python", base_python(), str(d)], cwd=None, timeout=timeout
+                )
+                locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
+                install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
+                run_build([*install, *reqs_args], cwd=d, timeout=timeout)
+                if locked_reqs:
+                    run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
+                uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
+            else:
+                run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
+                pip = [str(exe), "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+                run_build([*pip, "install", *reqs_args], cwd=d, timeout=timeout)
+                uninstall = [*pip, "uninstall", "-y"]
+            if layout.name:
+                _remove_own_copy(uninstall, layout.name, d, timeout)
+                _bare_dist_info(d, layout.name, read)
+            mark_ready(d, {"requirements": reqs, "tool": tool, "python": version})
+    if not exe.exists():
+        raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
+    ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))
+    return str(exe), key, tuple(dict.fromkeys(ro)), f"venv {d} ({tool})"
+
+
+def _uv_export(
+    uv: str, layout: layouts.PythonLayout, repo: Path, base_sha: str, d: Path, timeout: float
+) -> str:
+    """uv.lock's pins as requirements (the project and workspace members left out); "" without a lock."""
+    if not layout.uv_lock:
+        return ""
+    from .testrun import export_tree
+
+    with tempfile.TemporaryDirectory(prefix="prereview-uvlock-") as tmp:
+        tree = export_tree(repo, base_sha, Path(tmp) / "base")
+        out = d / "uv-lock.txt"
+        try:
+            run_build(
+                [
+                    uv,
+                    "export",
+                    "--frozen",
+                    "--no-emit-project",
+                    "--no-emit-workspace",
+                    "--all-extras",
+                    "--all-groups",
+                    "--no-hashes",
+                    "--quiet",
+                    "-o",
+                    str(out),
+                ],
+                cwd=tree,
+                timeout=timeout,
+            )
+        except EnvError:
+            return ""  # an older uv or an unusual lock: the pyproject requirements still stand
+        return str(out)
+
+
+def _site_packages(d: Path) -> Path:
+    found = sorted(d.glob("lib/python*/site-packages"))
+    if not found:
+        raise EnvError(f"the test environment {d} has no site-packages")
+    return found[0]
+
+
+def _remove_own_copy(uninstall: list[str], name: str, d: Path, timeout: float) -> None:
+    """A dependency may have pulled the project itself in from the index: that copy must not be tested."""
+    site = _site_packages(d)
+    if any(layouts.norm(p.name.split("-")[0]) == name for p in site.glob("*.dist-info")):
+        run_build([*uninstall, name], cwd=d, timeout=timeout)
+
+
+def _bare_dist_info(d: Path, name: str, read: layouts.Reader) -> None:
+    """Metadata only (no files, no RECORD): `importlib.metadata.version(name)` and the project's own
+    entry points (a pytest plugin) work, while the code comes from the scratch tree."""
+    project: dict[str, Any] = {}
+    try:
+        project = tomllib.loads(read("pyproject.toml") or "").get("project", {})
+    except tomllib.TOMLDecodeError:
+        pass
+    version = project.get("version") if isinstance(project.get("version"), str) else "0+prereview"
+    info = _site_packages(d) / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "INSTALLER").write_text("prereview\n")
+    groups = project.get("entry-points", {})
+    scripts = project.get("scripts", {})
+    lines: list[str] = []
+    if isinstance(scripts, dict) and scripts:
+        lines += ["[console_scripts]", *(f"{k} = {v}" for k, v in scripts.items()), ""]
+    for group, eps in groups.items() if isinstance(groups, dict) else ():
+        if isinstance(eps, dict):
+            lines += [f"[{group}]", *(f"{k} = {v}" for k, v in eps.items()), ""]
+    if lines:
+        (info / "entry_points.txt").write_text("\n".join(lines))

@@ -1,0 +1,191 @@
+"""Node, Go, Rust and Maven projects: dependencies fetched outside the sandbox (network) from an export of
+the BASE tree into `<env_dir>/<kind>-<key>/` (key = the manifests' and lockfiles' text), then the tests run
+inside the sandbox offline with that directory read-only. The fetch steps run no project code:
+`npm ci --ignore-scripts`, `go mod download`, `cargo fetch`, `mvn dependency:go-offline`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..config import Config
+from ..progress import Progress
+from . import layouts
+from .projectenv import (
+    SANDBOX_PATH,
+    EnvError,
+    ProjectEnv,
+    file_hash,
+    fresh,
+    locked,
+    mark_ready,
+    ready,
+    run_build,
+)
+
+
+def build_toolchain(
+    tc: layouts.Toolchain,
+    argv: Sequence[str],
+    read: layouts.Reader,
+    env_dir: Path,
+    cfg: Config,
+    progress: Progress,
+    repo: Path,
+    base_sha: str,
+) -> ProjectEnv:
+    tool = shutil.which(tc.tool)
+    if tool is None:
+        raise EnvError(
+            f"`{tc.tool}` is not installed here (a {tc.kind} project); install it or set test_command"
+        )
+    key = file_hash(read, tc.lockfiles, tc.kind, _version(tool))
+    d = env_dir / f"{tc.kind}-{key}"
+    with locked(d):
+        if not ready(d):
+            progress.message(f"fetching the {tc.kind} dependencies ({tc.tool}, with network)")
+            fresh(d)
+            from .testrun import export_tree
+
+            with tempfile.TemporaryDirectory(prefix=f"prereview-{tc.kind}-") as tmp:
+                tree = export_tree(repo, base_sha, Path(tmp) / "base")
+                _FETCH[tc.kind](tool, tree, d, cfg.tests.build_timeout)
+            mark_ready(d, {"kind": tc.kind, "lockfiles": list(tc.lockfiles)})
+    return _RUN[tc.kind](tool, list(argv), d, key)
+
+
+def _version(tool: str) -> str:
+    arg = "version" if Path(tool).name == "go" else "--version"
+    try:
+        return subprocess.run([tool, arg], capture_output=True, text=True, timeout=30).stdout.strip()[:100]
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _toolroot(tool: str) -> str:
+    """The installation a tool lives in (shown to the sandbox read-only; /usr is there already)."""
+    return str(Path(tool).resolve().parent.parent)
+
+
+# ---------------------------------------------------------------- node
+
+
+def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
+    ci = (tree / "package-lock.json").exists() or (tree / "npm-shrinkwrap.json").exists()
+    step = ["ci"] if ci else ["install"]
+    run_build(
+        [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=tree,
+        timeout=timeout,
+        env={"npm_config_cache": str(d / "npm-cache")},
+    )
+    if (tree / "node_modules").is_dir():
+        shutil.move(str(tree / "node_modules"), str(d / "node_modules"))
+    else:
+        (d / "node_modules").mkdir()
+    shutil.rmtree(d / "npm-cache", ignore_errors=True)
+
+
+def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
+    node = shutil.which("node") or npm
+    bins = dict.fromkeys([str(Path(npm).parent), str(Path(node).parent)])
+    return ProjectEnv(
+        "toolchain",
+        (npm, *argv[1:]),
+        key=key,
+        vars={
+            "PATH": ":".join([*bins, SANDBOX_PATH]),
+            "npm_config_offline": "true",
+            "npm_config_cache": "/tmp/npm-cache",  # noqa: S108 (the sandbox's own tmpfs)
+            "npm_config_update_notifier": "false",
+        },
+        ro_paths=tuple(dict.fromkeys([str(d), _toolroot(npm), _toolroot(node)])),
+        links={"node_modules": str(d / "node_modules")},
+        describe=f"node_modules {d} (npm ci, offline)",
+    )
+
+
+# ---------------------------------------------------------------- go
+
+
+def _go_fetch(go: str, tree: Path, d: Path, timeout: float) -> None:
+    run_build(
+        [go, "mod", "download", "all"],
+        cwd=tree,
+        timeout=timeout,
+        env={"GOMODCACHE": str(d / "mod"), "GOFLAGS": "-modcacherw", "GOTOOLCHAIN": "local"},
+    )
+
+
+def _go_run(go: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
+    goroot = subprocess.run([go, "env", "GOROOT"], capture_output=True, text=True).stdout.strip()
+    return ProjectEnv(
+        "toolchain",
+        (go, *argv[1:]),
+        key=key,
+        vars={
+            "PATH": f"{Path(go).parent}:{SANDBOX_PATH}",
+            "GOMODCACHE": str(d / "mod"),
+            "GOPROXY": "off",
+            "GOFLAGS": "-mod=mod",
+            "GOCACHE": "/tmp/go-cache",  # noqa: S108 (the sandbox's own tmpfs)
+            "GOTOOLCHAIN": "local",
+        },
+        ro_paths=tuple(p for p in dict.fromkeys([str(d), goroot or _toolroot(go)]) if p),
+        describe=f"go modules {d} (go mod download, GOPROXY=off)",
+    )
+
+
+# ---------------------------------------------------------------- rust
+
+
+def _rust_fetch(cargo: str, tree: Path, d: Path, timeout: float) -> None:
+    run_build([cargo, "fetch"], cwd=tree, timeout=timeout, env={"CARGO_HOME": str(d / "cargo")})
+
+
+def _rust_run(cargo: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
+    # call the toolchain's own cargo (not the rustup proxy, which wants a writable RUSTUP_HOME)
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
+    real = Path(sysroot) / "bin" / "cargo" if sysroot else Path(cargo)
+    return ProjectEnv(
+        "toolchain",
+        (str(real), *argv[1:], "--offline"),
+        key=key,
+        vars={
+            "PATH": f"{real.parent}:{SANDBOX_PATH}",
+            "CARGO_HOME": str(d / "cargo"),
+            "CARGO_NET_OFFLINE": "true",
+        },
+        ro_paths=tuple(dict.fromkeys([str(d), sysroot or _toolroot(cargo)])),
+        describe=f"cargo registry {d} (cargo fetch, --offline)",
+    )
+
+
+# ---------------------------------------------------------------- maven
+
+
+def _maven_fetch(mvn: str, tree: Path, d: Path, timeout: float) -> None:
+    run_build(
+        [mvn, "-q", "-B", f"-Dmaven.repo.local={d / 'm2'}", "dependency:go-offline"],
+        cwd=tree,
+        timeout=timeout,
+    )
+
+
+def _maven_run(mvn: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
+    return ProjectEnv(
+        "toolchain",
+        (mvn, "-o", "-B", f"-Dmaven.repo.local={d / 'm2'}", *argv[1:]),
+        key=key,
+        vars={"PATH": f"{Path(mvn).parent}:{SANDBOX_PATH}"},
+        ro_paths=tuple(dict.fromkeys([str(d), _toolroot(mvn)])),
+        describe=f"maven repository {d} (dependency:go-offline, -o)",
+    )
+
+
+_FETCH = {"node": _node_fetch, "go": _go_fetch, "rust": _rust_fetch, "maven": _maven_fetch}
+_RUN = {"node": _node_run, "go": _go_run, "rust": _rust_run, "maven": _maven_run}

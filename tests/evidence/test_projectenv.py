@@ -1,0 +1,310 @@
+"""The project's own test environment: layouts, resolution, the built venv, and saying when tests cannot run.
+
+The end-to-end cases review a src-layout project whose package is named like one of prereview's own
+dependencies (`unidiff`), so running its tests with prereview's interpreter would import the wrong code.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot import config as config_mod
+from bot.cli.root import cli
+from bot.evidence import layouts, projectenv
+from bot.evidence.testrun import TestRun
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
+
+
+# ---------------------------------------------------------------- layouts (read, never executed)
+
+
+def layout(files: dict[str, str]) -> layouts.PythonLayout:
+    return layouts.python_layout(list(files), files.get)
+
+
+def test_src_and_flat_layouts_and_pytest_pythonpath():
+    assert layout({"src/pkg/__init__.py": "", "tests/test_a.py": ""}).roots == ("src", ".")
+    assert layout({"pkg/__init__.py": "", "test_a.py": ""}).roots == (".",)
+    pyproject = (
+        '[tool.pytest.ini_options]\npythonpath = ["lib"]\n[tool.setuptools.packages.find]\nwhere = ["py"]\n'
+    )
+    assert layout({"pyproject.toml": pyproject}).roots == ("lib", "py", ".")
+    cfg = "[options]\npackage_dir =\n    =source\n"
+    assert layout({"setup.cfg": cfg}).roots == ("source", ".")
+    assert layout({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = "../../etc"\n'}).roots == (".",)
+
+
+def test_test_dependencies_from_pyproject_requirements_setup_cfg_tox_and_nox():
+    pyproject = """
+[project]
+name = "My_Pkg"
+dependencies = ["attrs>=22", "my-pkg-helpers"]
+[project.optional-dependencies]
+test = ["pytest-mock", "my_pkg[extra]"]
+docs = ["sphinx"]
+[dependency-groups]
+dev = [{include-group = "lint"}, "hypothesis"]
+lint = ["ruff"]
+"""
+    got = layout(
+        {
+            "pyproject.toml": pyproject,
+            "requirements/tests.txt": "-r base.txt\n-e .[speedups]\nfreezegun==1.5  # pinned\n",
+            "requirements/base.txt": "--index-url https://example.invalid\nidna\n",
+            "requirements/docs.txt": "furo\n",
+            "tox.ini": "[testenv]\ndeps =\n    coverage\n    {[base]deps}\nextras = fast\n",
+            "noxfile.py": "def t(session):\n    session.install('-r', 'requirements/base.txt')\n"
+            "    session.install('responses', '.')\n",
+        }
+    )
+    assert got.name == "my-pkg"
+    assert set(got.requirements) >= {
+        "attrs>=22",
+        "my-pkg-helpers",
+        "pytest-mock",
+        "hypothesis",
+        "ruff",
+        "freezegun==1.5",
+        "idna",
+        "coverage",
+        "responses",
+    }
+    assert not {"sphinx", "furo", "my_pkg[extra]"} & set(got.requirements)  # docs, and never the project
+    assert "requirements/tests.txt" in got.dep_files and "requirements/base.txt" in got.dep_files
+    cfg = (
+        "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
+        "[options.extras_require]\ntest =\n    mock\n"
+    )
+    assert layout({"setup.cfg": cfg}).requirements == ("six", "mock")
+
+
+def test_uv_lock_pins_become_constraints_without_the_project():
+    lock = """
+version = 1
+[[package]]
+name = "click"
+version = "8.5.0.dev0"
+source = { editable = "." }
+[[package]]
+name = "Pytest"
+version = "9.0.2"
+source = { registry = "https://pypi.org/simple" }
+[[package]]
+name = "numpy"
+version = "2.2.0"
+source = { registry = "https://pypi.org/simple" }
+[[package]]
+name = "numpy"
+version = "2.3.1"
+source = { registry = "https://pypi.org/simple" }
+"""
+    assert layouts.uv_lock_pins(lock, "click") == ("pytest==9.0.2",)  # forked pins are left to pip
+    assert layouts.uv_lock_pins("not toml [", None) == ()
+
+
+def test_toolchains_are_found_from_the_command_and_manifests():
+    files = ["package.json", "package-lock.json", "web/package.json"]
+    tc = layouts.toolchain(["npm", "test"], files)
+    assert tc is not None and tc.kind == "node" and tc.lockfiles == tuple(sorted(files))
+    assert layouts.toolchain(["cargo", "test"], ["Cargo.toml", "Cargo.lock"]).kind == "rust"
+    assert layouts.toolchain(["make", "test"], ["Makefile"]) is None
+
+
+# ---------------------------------------------------------------- a usable baseline, and the note
+
+
+def tr(rc: int, output: str, passed: int = 0, failed: int = 0, errors: int = 0) -> TestRun:
+    return TestRun(("pytest",), rc, passed=passed, failed=failed, errors=errors, output=output)
+
+
+def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
+    collect = (
+        "ImportError while importing test module 'tests/test_a.py'.\n"
+        "E   ModuleNotFoundError: No module named 'attr'\n"
+        "!!! Interrupted: 1 error during collection !!!\n1 error in 0.1s\n"
+    )
+    why = projectenv.unusable(tr(2, collect, errors=1))
+    assert why == "collection failed: ModuleNotFoundError: No module named 'attr'"
+    assert projectenv.unusable(tr(5, "no tests ran in 0.01s\n")).startswith("collection failed")
+    assert "did not start" in projectenv.unusable(tr(127, "env: 'pytest': No such file or directory\n"))
+    assert projectenv.unusable(tr(1, "FAILED t::a\n1 failed, 3 passed in 1s", passed=3, failed=1)) is None
+    assert projectenv.unusable(tr(0, "4 passed", passed=4)) is None
+    slow = TestRun(("pytest",), -9, timed_out=True, seconds=5.0)
+    assert projectenv.unusable(slow) == "timed out after 5s"
+    assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 5s")
+    note = projectenv.cannot_test_note(why)
+    assert "\n" not in note and "test_command" in note and "tests.python" in note and "attr" in note
+
+
+# ---------------------------------------------------------------- config
+
+
+@pytest.mark.parametrize(
+    ("data", "enabled"),
+    [({"tests": "off"}, False), ({"tests": False}, False), ({"tests": "on"}, True), ({}, True)],
+)
+def test_tests_config_keeps_the_scalar_forms(data, enabled):
+    cfg = config_mod.build(data, env={})
+    assert cfg.tests.enabled is enabled and (cfg.tests == "off") is (not enabled)
+
+
+def test_tests_config_mapping_and_environment():
+    cfg = config_mod.build(
+        {"tests": {"python": ".venv/bin/python", "budget_seconds": 60}, "test_command": "make test"}, env={}
+    )
+    assert (cfg.tests.python, cfg.tests.budget_seconds, cfg.test_cmd) == (".venv/bin/python", 60, "make test")
+    env = {"PREREVIEW_PYTHON": "/opt/py/bin/python3", "PREREVIEW_TEST_COMMAND": "tox -e py312"}
+    cfg = config_mod.build({"tests": "on"}, env=env)
+    assert (cfg.tests.python, cfg.test_cmd, cfg.tests.enabled) == (
+        "/opt/py/bin/python3",
+        "tox -e py312",
+        True,
+    )
+    with pytest.raises(config_mod.PrereviewError, match="tests"):
+        config_mod.build({"tests": "sometimes"}, env={})
+    with pytest.raises(config_mod.PrereviewError, match="tests.budget_seconds"):
+        config_mod.build({"tests": {"budget_seconds": 0}}, env={})
+
+
+# ---------------------------------------------------------------- end to end: `prereview review`
+
+PKG = 'VERSION = "local"\n\n\ndef add(a, b):\n    return a + b\n'
+PKG_BROKEN = 'VERSION = "local"\n\n\ndef add(a, b):\n    return a - b\n'
+TESTS = (
+    "from unidiff import VERSION, add\n\n\ndef test_this_is_the_repositorys_code():\n"
+    '    assert VERSION == "local"\n\n\ndef test_add():\n    assert add(2, 3) == 5\n'
+)
+SRC_PROJECT = {
+    "src/unidiff/__init__.py": PKG,
+    "tests/test_add.py": TESTS,
+    "requirements.txt": "pytest\n",
+    "pyproject.toml": '[project]\nname = "unidiff"\nversion = "0.0.1"\n\n[tool.pytest.ini_options]\n'
+    'testpaths = ["tests"]\nfilterwarnings = ["error"]\n',
+}
+
+
+@pytest.fixture(scope="session")
+def env_dir(tmp_path_factory) -> Path:
+    """One built environment for the whole session (a venv with pytest, from the index)."""
+    return tmp_path_factory.mktemp("envs")
+
+
+def review(repo: Path, tmp_path: Path, monkeypatch, env_dir: Path, **cfg) -> dict:
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PREREVIEW_ENV_DIR", str(env_dir))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    path = tmp_path / "cfg.yml"
+    data = {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}, **cfg}
+    path.write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def broken(data: dict) -> list[dict]:
+    return [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_src_layout_project_is_tested_against_its_own_code(make_repo, tmp_path, monkeypatch, env_dir):
+    import unidiff  # prereview's own dependency: the project's package has the same name
+
+    assert not hasattr(unidiff, "add")
+    repo = make_repo(SRC_PROJECT, {"src/unidiff/__init__.py": PKG_BROKEN})
+    data = review(repo, tmp_path, monkeypatch, env_dir)
+    found = broken(data)
+    assert len(found) == 1, data
+    f = found[0]
+    assert (f["path"], f["line"]) == ("src/unidiff/__init__.py", 5)
+    assert "test_add" in f["message"] and "2 passed at base" in f["message"]
+    assert "test_this_is_the_repositorys_code" not in f["message"]  # passed at head too: the local code ran
+    assert not any("Tests not" in n for n in data["notes"])
+    venvs = [p for p in env_dir.iterdir() if p.is_dir()]
+    assert len(venvs) == 1 and not list(venvs[0].glob("lib/python*/site-packages/unidiff/"))
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_tests_that_cannot_run_at_base_are_one_note_line(make_repo, tmp_path, monkeypatch, env_dir):
+    files = {**SRC_PROJECT, "tests/test_add.py": "import not_a_dependency_xyz\n" + TESTS}
+    repo = make_repo(files, {"src/unidiff/__init__.py": PKG_BROKEN})
+    data = review(repo, tmp_path, monkeypatch, env_dir)
+    assert broken(data) == [] and all(f["source"] != "tests" for f in data["findings"])
+    notes = [n for n in data["notes"] if "Tests not" in n]
+    assert len(notes) == 1, data["notes"]
+    assert "ModuleNotFoundError: No module named 'not_a_dependency_xyz'" in notes[0]
+    assert "test_command" in notes[0] and "tests.python" in notes[0] and "\n" not in notes[0]
+    skipped = data["coverage"]["skipped"]
+    assert [s["path"] for s in skipped if s["path"] == "(tests)"] == ["(tests)"]
+
+
+@needs_bwrap
+def test_tests_python_runs_the_repositorys_code_first(make_repo, tmp_path, monkeypatch):
+    """`tests.python` (here prereview's own interpreter, which has another `unidiff` installed): the
+    scratch tree's src/ still comes first, so the repository's code is what the tests import."""
+    repo = make_repo(SRC_PROJECT, {"src/unidiff/__init__.py": PKG_BROKEN})
+    data = review(repo, tmp_path, monkeypatch, tmp_path / "envs", tests={"python": sys.executable})
+    found = broken(data)
+    assert len(found) == 1 and found[0]["path"] == "src/unidiff/__init__.py", data
+    assert not (tmp_path / "envs").exists()  # nothing built
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_node_project_gets_its_own_node_modules(make_repo, tmp_path, monkeypatch, env_dir):
+    if shutil.which("npm") is None:
+        pytest.skip("npm not installed")
+    pkg = {"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}
+    lock = {
+        "name": "calc",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": {"name": "calc", "version": "1.0.0"}},
+    }
+    test_js = (
+        "const assert = require('assert');\nconst { add } = require('./calc');\n"
+        "assert.strictEqual(add(2, 3), 5);\nconsole.log('ok');\n"
+    )
+    repo = make_repo(
+        {
+            "package.json": json.dumps(pkg),
+            "package-lock.json": json.dumps(lock),
+            "test.js": test_js,
+            "calc.js": "exports.add = (a, b) => a + b;\n",
+        },
+        {"calc.js": "exports.add = (a, b) => a - b;\n"},
+    )
+    data = review(repo, tmp_path, monkeypatch, env_dir)
+    assert [f["path"] for f in broken(data)] == ["calc.js"], data
+    assert any(p.name.startswith("node-") and (p / "node_modules").is_dir() for p in env_dir.iterdir())
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_rust_project_runs_cargo_offline_in_the_sandbox(make_repo, tmp_path, monkeypatch, env_dir):
+    if shutil.which("cargo") is None or shutil.which("rustc") is None:
+        pytest.skip("cargo/rustc not installed")
+    lib = (
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n"
+        "    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n"
+    )
+    repo = make_repo(
+        {"Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n', "src/lib.rs": lib},
+        {"src/lib.rs": lib.replace("a + b", "a - b")},
+    )
+    data = review(repo, tmp_path, monkeypatch, env_dir)
+    assert [(f["path"], f["line"]) for f in broken(data)] == [("src/lib.rs", 2)], data
+    assert any(p.name.startswith("rust-") for p in env_dir.iterdir())
