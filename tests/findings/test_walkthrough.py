@@ -146,7 +146,10 @@ def test_the_describe_command_parses() -> None:
 def test_the_block_goes_above_the_summarys_trailing_state_markers() -> None:
     from bot.render.markdown import SUMMARY_MARKER, trailing_markers
 
-    body = f"{SUMMARY_MARKER}\n### prereview\n\nNo findings.\n<!-- prereview:fp=0123456789abcdef -->\n<!-- prereview:paused -->\n"
+    body = (
+        f"{SUMMARY_MARKER}\n### prereview\n\nNo findings.\n"
+        "<!-- prereview:fp=0123456789abcdef -->\n<!-- prereview:paused -->\n"
+    )
     out = with_block(body, walkthrough_markdown(Walkthrough("adds y", model="m")))
     assert trailing_markers(out) == trailing_markers(body)  # the state stays readable
     assert out.index(START) < out.index("<!-- prereview:fp=") and "adds y" in out
