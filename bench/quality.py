@@ -6,10 +6,14 @@ single-prompt baseline with the same model, over a stratified subset or the full
     python bench/quality.py --full                          # every case (hours on a small CPU)
     python bench/quality.py --baseline --limit 30           # single prompt, no pipeline extras
     python bench/quality.py --report bench/out/run.jsonl    # figures of a finished or partial run
+    python bench/quality.py --no-tests --datasets quixbugs,humanevalfix   # test files gone at base and head
 
 Scoring (shared/bench/README.md): detection = a finding of severity >= medium within +-1 line of a marked
 line (+-2 for secfix) on `bug` changes; quiet = no finding >= medium on `alt_N`/`fix` changes; CWE
-agreement = a located finding with the case's exact CWE id. The prompt never sees the dataset, the case
+agreement = a located finding with the case's exact CWE id. `--no-tests` deletes the test files (and test
+data) from both commits, the realistic case where the change's tests do not catch the bug; "detections by
+source" counts the sources of the located findings (tests = rule tests/broken, behaviour, each scanner by
+name, model), and how many detections each source made alone. The prompt never sees the dataset, the case
 id or the commit link: the PR title is empty and the file keeps its project path.
 """
 
@@ -127,6 +131,36 @@ def make_repo(c: dict[str, Any], tmp: Path) -> tuple[Path, str]:
     return out, json.loads(proc.stdout)["changed_file"]
 
 
+TEST_DATA = ("json_testcases/",)  # quixbugs' test inputs: only its tests read them
+
+
+def strip_tests(repo: Path) -> Path:
+    """The same two commits without the test files (and test data), as a new repo beside `repo`."""
+    from bot.evidence.testrun import is_test_path
+
+    out = repo.with_name(repo.name + "-no-tests")
+    out.mkdir()
+
+    def g(where: Path, *a: str, data: bytes | None = None) -> bytes:
+        ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+        return subprocess.run(
+            ["git", "-C", str(where), *ident, *a], check=True, capture_output=True, input=data
+        ).stdout
+
+    g(out, "init", "-q")
+    for rev in ("HEAD^", "HEAD"):
+        for p in g(out, "ls-files").decode().splitlines():
+            (out / p).unlink()
+        for p in g(repo, "ls-tree", "-r", "--name-only", rev).decode().splitlines():
+            if is_test_path(p) or p.startswith(TEST_DATA):
+                continue
+            (out / p).parent.mkdir(parents=True, exist_ok=True)
+            (out / p).write_bytes(g(repo, "show", f"{rev}:{p}"))
+        g(out, "add", "-A")
+        g(out, "commit", "-q", "--allow-empty", "-F", "-", data=g(repo, "log", "-1", "--format=%B", rev))
+    return out
+
+
 def fetch(repo: Path) -> ChangeRequest:
     change = LocalForge().fetch(ChangeRef("local", str(repo), base="HEAD^", head="HEAD"))
     return replace(change, title="")  # the bench commit subject names the case: never show it
@@ -211,6 +245,7 @@ def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, An
         "n_findings": len(findings),
         "n_strong": len(strong),
         "sources": sorted({f.source for f in strong}),
+        "detected_by": sorted({source_of(f) for f in located}) if c["kind"] == "bug" else [],
         "findings": [
             {
                 "line": f.line,
@@ -224,6 +259,13 @@ def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, An
             for f in findings
         ],
     }
+
+
+def source_of(f: Finding) -> str:
+    """What found it: tests (a broken test), behaviour (base/head runs), a scanner by name, or the model."""
+    if f.rule_id == "tests/broken":
+        return "tests"
+    return f.source or "model"
 
 
 # --- figures -----------------------------------------------------------------------------------------
@@ -259,13 +301,17 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     for cwe in sorted({r["cwe"] for r in rows if r.get("cwe")}):
         block(f"  secfix {cwe}", [r for r in rows if r.get("cwe") == cwe])
     srcs: dict[str, int] = defaultdict(int)
+    alone: dict[str, int] = defaultdict(int)
     for r in rows:
         if r["kind"] == "bug" and r["detected"]:
-            for s in r["sources"]:
+            by = r.get("detected_by", r["sources"])  # rows written before detected_by: strong sources
+            for s in by:
                 srcs[s] += 1
+            if len(by) == 1:
+                alone[by[0]] += 1
     lines.append(
         "detections by source (a change may count for several): "
-        + ", ".join(f"{k} {v}" for k, v in sorted(srcs.items()))
+        + ", ".join(f"{k} {v} (alone {alone[k]})" for k, v in sorted(srcs.items()))
     )
     errors = sum(1 for r in rows if r.get("error"))
     lines.append(f"changes: {len(rows)}  errors: {errors}")
@@ -310,6 +356,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--patches", action="store_true", help="also propose + verify patches (slow)")
     ap.add_argument("--scanners-only", action="store_true", help="scanners alone: a model that finds nothing")
+    ap.add_argument(
+        "--no-tests",
+        action="store_true",
+        help="delete the test files (and test data) from both commits: no test catches the bug",
+    )
     args = ap.parse_args(argv)
 
     if args.report:
@@ -348,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
         ("baseline" if args.baseline_prompt == "plain" else "baseline-review")
         if args.baseline
         else "pipeline"
-    )
+    ) + ("-no-tests" if args.no_tests else "")
     out = args.out or ROOT / "bench" / "out" / f"quality-{mode}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = set()
@@ -365,6 +416,8 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             with tempfile.TemporaryDirectory(prefix="prereview-q-") as tmp:
                 repo, path = make_repo(c, Path(tmp))
+                if args.no_tests:
+                    repo = strip_tests(repo)
                 t0 = time.monotonic()
                 row = {**c, "mode": mode, "model": cfg.model.name}
                 try:

@@ -67,6 +67,11 @@ class ReviewConfig(_Section):
     fail_level: FailLevel = Field("none", description="Exit 1 when a finding reaches this severity")
     instructions: str = Field("", description="Extra instructions appended to the review prompt")
     max_file_lines: int = Field(5000, ge=1, description="Skip files whose new version is longer than this")
+    max_file_bytes: int = Field(
+        1_000_000,
+        ge=1,
+        description="Files (or their diff) larger than this are skipped before any scanner or redaction",
+    )
     chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
     max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
     filter_mode: Literal["added", "diff_context", "file"] = Field(
@@ -121,7 +126,14 @@ class SandboxConfig(_Section):
     backend: Literal["auto", "bubblewrap", "docker", "none"] = "auto"
     image: str = Field("python:3.11-slim", description="docker backend: image to run tests in")
     timeout: float = Field(300.0, description="Seconds before a test run is killed")
-    memory_mb: int = Field(2048, description="Memory limit for a test run")
+    memory_mb: int = Field(
+        2048, description="Memory limit for one process of a test run (docker: the whole run)"
+    )
+    memory_total_mb: int | None = Field(
+        None, ge=16, description="bubblewrap: memory for a test run as a whole (cgroup); None = 2 × memory_mb"
+    )
+    shm_mb: int = Field(64, ge=1, description="bubblewrap: size of the run's own /dev/shm")
+    disk_mb: int = Field(1024, ge=1, description="bubblewrap: how much a test run may add to the work copy")
     max_processes: int = Field(256, description="Process limit for a test run")
     max_output_bytes: int = Field(1_000_000, description="Output kept from a test run")
     cpus: float = Field(2.0, description="docker backend: CPUs for a test run")
@@ -184,6 +196,25 @@ class PatchesConfig(_Section):
     fix_mode: Literal["suggest", "branch"] = Field(
         "suggest",
         description="Server `/fix`: post the verified fix as suggestions, or push a branch + draft PR/MR",
+    )
+
+
+class BehaviourConfig(_Section):
+    enabled: bool = Field(
+        True, description="Compare changed Python functions at base and head on the same inputs"
+    )
+    max_calls: int = Field(
+        40, ge=1, description="Calls recorded per changed function (tests) and generated per function"
+    )
+    budget_seconds: float = Field(
+        120.0, gt=0, description="Time budget for generated calls and their judgement"
+    )
+    call_timeout: float = Field(
+        2.0, gt=0, description="Seconds one generated call may run before it counts as a hang"
+    )
+    model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
+    allow_unsandboxed: bool = Field(
+        False, description="Run the change's code for this stage even with sandbox.backend: none (unsafe)"
     )
 
 
@@ -269,6 +300,7 @@ class Config(_Section):
     scanners: ScannersConfig = Field(default_factory=ScannersConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     patches: PatchesConfig = Field(default_factory=PatchesConfig)
+    behaviour: BehaviourConfig = Field(default_factory=BehaviourConfig)
     tests: TestsConfig = Field(default_factory=TestsConfig)
     test_command: str | None = Field(None, description="The test command, run as given (or tests.command)")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
@@ -304,7 +336,7 @@ ENV_OVERRIDES: dict[str, str] = {
     "PREREVIEW_FAIL_LEVEL": "review.fail_level",
     "PREREVIEW_SANDBOX": "sandbox.backend",
     "PREREVIEW_TEST_COMMAND": "tests.command",
-    "PREREVIEW_PYTHON": "tests.python",
+    "PREREVIEW_TESTS_PYTHON": "tests.python",
 }
 
 

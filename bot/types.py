@@ -48,6 +48,7 @@ class ChangeRequest:
     url: str = ""
     workdir: Path | None = None  # head checked out here, base reachable
     labels: tuple[str, ...] = ()  # PR/MR labels (review.ignore.labels)
+    notes: tuple[str, ...] = ()  # what resolving the change had to assume (e.g. a root commit's base)
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,20 @@ class Walkthrough:
 
 
 @dataclass(frozen=True)
+class BehaviourChange:
+    """A difference between base and head on the same inputs that the change intends (info level)."""
+
+    path: str
+    line: int
+    callable: str  # qualified name
+    call: str  # e.g. "sieve(10)"
+    before: str
+    after: str
+    reason: str = ""  # why it looks intended (the model's words)
+    origin: str = ""  # a test id, or how the input was made: doctest, hypothesis, boundary, model
+
+
+@dataclass(frozen=True)
 class Review:
     """Everything a renderer or publisher needs; no model, no forge."""
 
@@ -162,6 +177,7 @@ class Review:
     title: str = ""
     notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
     walkthrough: Walkthrough | None = None  # review.walkthrough: true (or /describe)
+    behaviour: tuple[BehaviourChange, ...] = field(default=())  # intended behaviour changes (info)
 
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]

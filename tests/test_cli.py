@@ -227,8 +227,7 @@ def test_binary_only_change(tmp_path: Path, capsys, cfg_file) -> None:
 def test_only_skippable_changes(make_repo, capsys, cfg_file) -> None:
     repo = make_repo(
         {"keep.py": "a = 1\nb = 2\n", "gone.py": "x = 1\n", "old_name.py": "z = 1\n"},
-        {
-            "keep.py": "a = 1\n",
+        {  # keep.py unchanged: a deletion-only change is reviewed now (the model sees what was removed)
             "gone.py": None,
             "package-lock.json": "{}\n",
             "vendor/lib.py": "v = 1\n",
@@ -254,7 +253,6 @@ def test_only_skippable_changes(make_repo, capsys, cfg_file) -> None:
     assert code == 0, out
     skipped = {s["path"]: s["reason"] for s in json.loads(out)["coverage"]["skipped"]}
     assert skipped == {
-        "keep.py": "deletions only",
         "gone.py": "file deleted",
         "package-lock.json": "lock file",
         "vendor/lib.py": "vendored",

@@ -42,14 +42,29 @@ def resolve(repo: Path, rev: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}").strip()
     except GitError:
+        if is_shallow(repo):
+            raise PrereviewError(f"unknown revision '{rev}' in {repo}: {SHALLOW_FIX}") from None
         raise PrereviewError(
             f"unknown revision '{rev}' in {repo}; check the name or fetch it first"
         ) from None
 
 
-def default_base(repo: Path, head: str) -> str:
+SHALLOW_FIX = (
+    "the clone is shallow, so the base commit is missing: fetch the history (GitHub Actions: "
+    "actions/checkout with `fetch-depth: 0`; GitLab CI: `GIT_DEPTH: 0`; by hand: `git fetch --unshallow` "
+    "or `git fetch --deepen=100`), or pass --base"
+)
+
+
+def is_shallow(repo: Path) -> bool:
+    return git(repo, "rev-parse", "--is-shallow-repository", check=False).strip() == "true"
+
+
+def default_base(repo: Path, head: str, notes: list[str] | None = None) -> str:
     """Merge-base of head with the upstream or default branch; the parent commit when head is on it;
-    the empty tree when head is a root commit (its whole content is the change)."""
+    the empty tree when head is a root commit (its whole content is the change; said in `notes`).
+    In a shallow clone whose history does not reach the base: PrereviewError naming the fix."""
+    shallow = is_shallow(repo)
     for cand in ("@{upstream}", "origin/HEAD", "origin/main", "origin/master", "main", "master"):
         try:
             ref = git(repo, "rev-parse", "--verify", "--quiet", cand + "^{commit}").strip()
@@ -60,10 +75,17 @@ def default_base(repo: Path, head: str) -> str:
         mb = git(repo, "merge-base", ref, head, check=False).strip()
         if mb and mb != head:
             return mb
+        if not mb and shallow:  # the branch is there but the history joining it to head was cut off
+            raise PrereviewError(f"no merge-base of {head[:12]} with {cand}: {SHALLOW_FIX}")
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", head + "^").strip()
     except GitError:
-        return git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
+        pass
+    if shallow:
+        raise PrereviewError(f"{head[:12]} has no parent here: {SHALLOW_FIX}")
+    if notes is not None:
+        notes.append(f"{head[:12]} is a root commit: its whole tree was reviewed as added")
+    return git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
 
 
 def diff(repo: Path, base: str, head: str, context: int = 3) -> str:
@@ -88,6 +110,25 @@ def show(repo: Path, rev: str, path: str) -> str | None:
         return git(repo, "show", f"{rev}:{path}")
     except GitError:
         return None
+
+
+def sizes(repo: Path, rev: str, paths: list[str]) -> dict[str, int]:
+    """Byte sizes of the blobs at `rev` for these paths (one `git cat-file` for all; absent ones left out)."""
+    paths = [p for p in paths if p and "\n" not in p]
+    if not paths:
+        return {}
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objecttype) %(objectsize)"],
+        input="".join(f"{rev}:{p}\n" for p in paths).encode(),
+        capture_output=True,
+        check=False,
+    )
+    out = {}
+    for path, line in zip(paths, proc.stdout.decode("utf-8", "replace").splitlines(), strict=False):
+        kind, _, size = line.partition(" ")
+        if kind == "blob" and size.isdigit():
+            out[path] = int(size)
+    return out
 
 
 def commit_subject(repo: Path, rev: str) -> str:

@@ -111,6 +111,16 @@ class Redactor:
             title=self.mask(r.title),
             findings=tuple(self.finding(f) for f in r.findings),
             notes=tuple(self.mask(n) for n in r.notes),
+            behaviour=tuple(
+                replace(
+                    b,
+                    call=self.mask(b.call),
+                    before=self.mask(b.before),
+                    after=self.mask(b.after),
+                    reason=self.mask(b.reason),
+                )
+                for b in r.behaviour
+            ),
         )
 
 

@@ -134,14 +134,14 @@ def unified_diff(repo: Path, head: str, files: dict[str, str]) -> str:
 
 def apply_files(repo: Path, head: str, files: dict[str, str]) -> None:
     """Write the fixed files, refusing to overwrite local edits made since head."""
+    from .. import fsguard
     from ..change import git
 
-    for path in files:
-        target = repo / path
-        current = target.read_text(encoding="utf-8") if target.exists() else None
+    for path in files:  # fsguard: never through a symlink the change (or anyone) put in the working tree
+        current = fsguard.read_text(repo, path)
         if current != git.show(repo, head, path):
             raise PrereviewError(
                 f"{path} has local changes since {head[:12]}; commit or stash them, or use --output"
             )
     for path, text in files.items():
-        (repo / path).write_text(text, encoding="utf-8")
+        fsguard.write_text(repo, path, text)

@@ -163,8 +163,15 @@ def _run(
                 "patches": cfg.patches.model_copy(update={"enabled": False}),
             }
         )
+    # The summary and threads are recognised as prereview's by their author: `*[bot]` (the Actions token),
+    # or a login listed in server.bot_logins (a personal access token's user).
+    bots = frozenset(x.lower() for x in cfg.server.bot_logins)
     publisher = GitHubPublisher(
-        api, job.number, max_comments=cfg.github.max_comments_per_request, review_cfg=cfg.review
+        api,
+        job.number,
+        max_comments=cfg.github.max_comments_per_request,
+        bot_logins=bots,
+        review_cfg=cfg.review,
     )
     state = publisher.summary()
     # Since the head the last review recorded in its summary, not the push's `before`: a run that was

@@ -84,6 +84,15 @@ class ProjectEnv:
         return ["env", *(f"{k}={v.replace('{root}', r)}" for k, v in self.vars.items()), *self.argv]
 
 
+def python_command(env: ProjectEnv | None, root: Path, args: Sequence[str]) -> list[str]:
+    """A Python script run the way the project's tests run: its interpreter and import roots first (the
+    scratch tree's `src/` …); prereview's `python` where the tests are not run by a Python we resolved."""
+    if env is None or env.kind not in ("python", "built", "image") or env.error is not None:
+        return ["python", *args]
+    r = str(root.resolve())
+    return ["env", *(f"{k}={v.replace('{root}', r)}" for k, v in env.vars.items()), env.argv[0], *args]
+
+
 def default_env_dir(cache_dir: Path | None) -> Path:
     if os.environ.get("PREREVIEW_ENV_DIR"):
         return Path(os.environ["PREREVIEW_ENV_DIR"])

@@ -1,6 +1,7 @@
-"""The reviewed project's own tests: detect the command, run it at base and head in a sandbox, compare.
+"""The reviewed project's own tests: run the command at base and head in a sandbox, parse the results.
 
-Tests run in scratch copies (`git archive` of a commit; the reviewed repository is never touched), results
+Which command runs is detect.py's; what the change broke (and where) is breakage.py's; both stay
+importable from here. Tests run in scratch copies (`git archive` of a commit; the reviewed repository is never touched), results
 are cached per commit + command, and tests that the change breaks become findings on the diff lines most
 likely responsible (localized from the failure output's stack frames and the diff).
 """
@@ -10,25 +11,59 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..change import git
-from ..change.diff import Diff, FileDiff
-from ..config import Config
 from ..sandbox import RunResult, Sandbox
-from ..types import Finding, PrereviewError
+from ..types import PrereviewError
 
 if TYPE_CHECKING:
     from .projectenv import ProjectEnv
 
-PYTEST = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short")
-PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini")
+# Moved out of this module (command detection, breakage); still importable from here.
+from .breakage import (  # noqa: E402
+    Breakage,
+    breakage_finding,
+    changed_lines,
+    compare,
+    deleted_after,
+    failure_excerpt,
+    first_error,
+    frames,
+    localize,
+)
+from .detect import PYTEST, PYTEST_MARKERS, detect_at, detect_command, detect_in_dir, is_test_path  # noqa: E402
+
+__all__ = [
+    "PYTEST",
+    "PYTEST_MARKERS",
+    "Breakage",
+    "RunHook",
+    "TestRun",
+    "TestRunner",
+    "breakage_finding",
+    "changed_lines",
+    "compare",
+    "default_cache_dir",
+    "deleted_after",
+    "detect_at",
+    "detect_command",
+    "detect_in_dir",
+    "export_tree",
+    "failure_excerpt",
+    "first_error",
+    "frames",
+    "is_test_path",
+    "localize",
+    "parse_output",
+    "relativize",
+    "to_testrun",
+]
+
 OUTPUT_KEPT = 20_000  # characters of a run's output kept for localization and prompts
 
 
@@ -71,83 +106,6 @@ class TestRun:
         if self.returncode == 124:  # coreutils `timeout` in the test command
             return "timed out (exit code 124)"
         return "passed" if self.ok else f"failed (exit code {self.returncode})"
-
-
-# ---------------------------------------------------------------- which command
-
-
-def detect_command(files: Sequence[str], read: Callable[[str], str | None], cfg: Config) -> list[str] | None:
-    """The test command for a tree (its file list and a reader): config `test_command`, else detected from
-    the files; None = no tests to run."""
-    if cfg.tests == "off":
-        return None
-    if cfg.test_cmd:
-        try:
-            argv = shlex.split(cfg.test_cmd)
-        except ValueError as exc:
-            raise PrereviewError(
-                f"test_command is not a valid command line ({exc}); fix the quoting"
-            ) from None
-        return argv or None
-    top = set(files)
-    if _is_pytest_project(files, read):
-        return list(PYTEST)
-    if "package.json" in top:
-        try:
-            scripts = json.loads(read("package.json") or "{}").get("scripts", {})
-        except (json.JSONDecodeError, AttributeError):
-            scripts = {}
-        if isinstance(scripts, dict) and "test" in scripts:
-            return ["npm", "test", "--silent"]
-    for marker, argv in (
-        ("go.mod", ["go", "test", "./..."]),
-        ("Cargo.toml", ["cargo", "test"]),
-        ("pom.xml", ["mvn", "-q", "test"]),
-    ):
-        if marker in top:
-            return argv
-    if "Makefile" in top and re.search(r"^test\s*:", read("Makefile") or "", re.M):
-        return ["make", "test"]
-    return None
-
-
-def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:
-    files = git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests != "off" else []
-    return detect_command(files, lambda p: git.show(repo, rev, p), cfg)
-
-
-def detect_in_dir(root: Path, cfg: Config) -> list[str] | None:
-    files = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
-
-    def read(p: str) -> str | None:
-        try:
-            return (root / p).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-
-    return detect_command(files, read, cfg)
-
-
-def _is_pytest_project(files: Sequence[str], read: Callable[[str], str | None]) -> bool:
-    top = set(files)
-    if any(m in top for m in PYTEST_MARKERS):
-        return True
-    for cfg_file, marker in (("pyproject.toml", "[tool.pytest"), ("setup.cfg", "[tool:pytest]")):
-        if cfg_file in top and marker in (read(cfg_file) or ""):
-            return True
-    return any(re.match(r"(test_.*|.*_test)\.py$", Path(f).name) for f in files)
-
-
-def is_test_path(path: str) -> bool:
-    """Test files and test fixtures: a patch that touches one is never accepted as a fix."""
-    p = Path(path)
-    name = p.name
-    parts = set(p.parts[:-1])
-    return (
-        bool(parts & {"test", "tests", "testing", "__tests__", "spec", "testdata", "python_testcases"})
-        or name == "conftest.py"
-        or bool(re.match(r"(test_.*\.py|.*_test\.(py|go)|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java)$", name))
-    )
 
 
 # ---------------------------------------------------------------- parsing output
@@ -227,6 +185,58 @@ def default_cache_dir() -> Path:
     return cache_dir() / "testruns"
 
 
+@dataclass(frozen=True)
+class RunHook:
+    """Optional extras for one test run (e.g. the behaviour tracer): files written into the scratch tree,
+    arguments appended to the command, variables set through `env`, and one file read back afterwards.
+    Only its `key` enters the cache key, so a run with a hook is never served a run without one."""
+
+    files: tuple[tuple[str, str], ...] = ()  # (tree-relative path, content)
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    collect: str = ""  # tree-relative file whose text comes back with the run
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(
+            json.dumps([self.files, self.args, self.env, self.collect]).encode()
+        ).hexdigest()
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """`argv` with the hook's arguments appended and its variables set. A leading `env K=V …` of argv
+        (a project environment's) is merged into one: PYTHONPATH entries are joined, the hook's first."""
+        given, rest = _env_prefix(argv)
+        merged = dict(given)
+        for k, v in self.env:
+            merged[k] = f"{v}:{given[k]}" if k == "PYTHONPATH" and given.get(k) else v
+        prefix = ["env", *(f"{k}={v}" for k, v in merged.items())] if merged else []
+        return [*prefix, *rest, *self.args]
+
+    def install(self, root: Path) -> None:
+        for rel, text in self.files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+
+    def read_back(self, root: Path) -> str:
+        try:
+            return (root / self.collect).read_text(encoding="utf-8", errors="replace") if self.collect else ""
+        except OSError:
+            return ""
+
+
+def _env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """(the variables of a leading `env K=V …`, the rest of argv)."""
+    if not argv or argv[0] != "env":
+        return {}, list(argv)
+    out: dict[str, str] = {}
+    i = 1
+    while i < len(argv) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", argv[i]):
+        k, _, v = argv[i].partition("=")
+        out[k] = v
+        i += 1
+    return out, list(argv[i:])
+
+
 class TestRunner:
     """Runs one command in one sandbox and project environment; results cached per commit + command +
     environment (memory and disk)."""
@@ -245,29 +255,51 @@ class TestRunner:
         self.cache_dir = cache_dir
         self.env = env  # None: argv as is (prereview's PATH)
         self._memo: dict[str, TestRun] = {}
+        self.collected: dict[str, str] = {}  # cache key -> the hook's file read back from that run
         self.runs = 0  # sandbox runs actually made (not served from the cache)
 
-    def _key(self, commit: str) -> str:
-        basis = json.dumps([commit, self.argv, self.sandbox.name, *([self.env.key] if self.env else [])])
+    def _key(self, commit: str, hook: RunHook | None = None) -> str:
+        extra = [*([self.env.key] if self.env else []), *([hook.key] if hook else [])]
+        basis = json.dumps([commit, self.argv, self.sandbox.name, *extra])
         return hashlib.sha256(basis.encode()).hexdigest()[:32]
 
-    def at_commit(self, repo: Path, commit: str) -> TestRun:
-        key = self._key(commit)
+    def at_commit(self, repo: Path, commit: str, hook: RunHook | None = None) -> TestRun:
+        """The run at `commit`; with a hook, `collected_at(commit, hook)` then gives the file it read back."""
+        key = self._key(commit, hook)
         if key in self._memo:
             return self._memo[key]
         cached = self._load(key)
+        if cached is not None and hook is not None:
+            text = self._load_collected(key)
+            cached = cached if text is not None else None
+            self.collected[key] = text or ""
         if cached is None:
             with tempfile.TemporaryDirectory(prefix="prereview-tests-") as tmp:
-                cached = self.in_tree(export_tree(repo, commit, Path(tmp) / "work"))
+                root = export_tree(repo, commit, Path(tmp) / "work")
+                cached = self._run(root, hook)
+                if hook is not None:
+                    self.collected[key] = hook.read_back(root)
             if not cached.timed_out:  # a timeout may be the machine being busy: try again next time
                 self._store(key, cached)
+                if hook is not None:
+                    self._store_collected(key, self.collected[key])
         self._memo[key] = cached
         return cached
 
+    def collected_at(self, commit: str, hook: RunHook) -> str:
+        return self.collected.get(self._key(commit, hook), "")
+
     def in_tree(self, root: Path) -> TestRun:
+        return self._run(root, None)
+
+    def _run(self, root: Path, hook: RunHook | None) -> TestRun:
         self.runs += 1
         argv = self.env.command(root) if self.env is not None else self.argv
-        return relativize(to_testrun(self.argv, self.sandbox.run(argv, cwd=root, timeout=self.timeout)), root)
+        if hook is not None:
+            hook.install(root)
+            argv = hook.argv(argv)
+        res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
+        return relativize(to_testrun(self.argv, res), root)
 
     def _load(self, key: str) -> TestRun | None:
         if self.cache_dir is None:
@@ -286,139 +318,20 @@ class TestRunner:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         (self.cache_dir / f"{key}.json").write_text(json.dumps(asdict(run)), encoding="utf-8")
 
+    def _load_collected(self, key: str) -> str | None:
+        if self.cache_dir is None:
+            return None
+        try:
+            return (self.cache_dir / f"{key}.collected").read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def _store_collected(self, key: str, text: str) -> None:
+        if self.cache_dir is not None:
+            (self.cache_dir / f"{key}.collected").write_text(text, encoding="utf-8")
+
 
 def relativize(run: TestRun, root: Path) -> TestRun:
     """Scratch paths in the output become repository-relative, so results compare across copies."""
     out = run.output.replace(str(root.resolve()) + "/", "").replace(str(root) + "/", "")
     return TestRun(**{**asdict(run), "output": out, "command": run.command, "failing": run.failing})
-
-
-# ---------------------------------------------------------------- comparing and localizing
-
-
-@dataclass(frozen=True)
-class Breakage:
-    """Tests failing at head that passed at base."""
-
-    tests: tuple[str, ...]  # ids; ("(test run)",) when the run as a whole broke (timeout, crash)
-    base: TestRun
-    head: TestRun
-
-    def describe(self) -> str:
-        names = [t.rsplit("::", 1)[-1] for t in self.tests]
-        shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
-        what = "the test run" if self.tests == ("(test run)",) else shown
-        return f"{what}: {first_error(self.head.output) or self.head.summary()}"
-
-
-def compare(base: TestRun, head: TestRun) -> Breakage | None:
-    """What the change broke; None when head is fine or was already failing the same way at base."""
-    if head.ok:
-        return None
-    if not base.ok and not base.failing:  # base broken as a whole: nothing to compare against
-        return None
-    new = tuple(t for t in head.failing if t not in set(base.failing))
-    if new:
-        return Breakage(new, base, head)
-    if base.ok:  # failed without naming tests (timeout, crash, collection error)
-        return Breakage(("(test run)",), base, head)
-    return None
-
-
-_FRAME = [
-    re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'),  # Python traceback
-    re.compile(r"^(?P<path>[\w./-]+\.\w+):(?P<line>\d+)(?::\d+)?(?::| )", re.M),  # pytest --tb, go, gcc…
-    re.compile(r"\((?P<path>[\w./-]+\.[jt]sx?):(?P<line>\d+):\d+\)"),  # node stack
-]
-
-
-def frames(output: str) -> list[tuple[str, int]]:
-    """(path, line) of stack frames, in output order."""
-    found: list[tuple[int, str, int]] = []
-    for rx in _FRAME:
-        for m in rx.finditer(output):
-            found.append((m.start(), m.group("path"), int(m.group("line"))))
-    return [(p.removeprefix("./"), n) for _, p, n in sorted(found)]
-
-
-def first_error(output: str) -> str:
-    """The first assertion/exception line of a failure (pytest's `E   ` lines, else a `*Error:` line)."""
-    m = re.search(r"^E\s+(.+)$", output, re.M) or re.search(r"^(\w*(?:Error|Exception)\b.*)$", output, re.M)
-    return m.group(1).strip()[:200] if m else ""
-
-
-def failure_excerpt(output: str, chars: int = 900) -> str:
-    """The first failure's report (pytest's `___ test ___` block), else the output's tail."""
-    blocks = re.split(r"^_{3,} .* _{3,}$", output, flags=re.M)
-    if len(blocks) > 1:
-        first = re.split(r"^={3,}", blocks[1], flags=re.M)[0].strip()
-        return first[-chars:]
-    return output.strip()[-chars:]
-
-
-def localize(breakage: Breakage, diff: Diff) -> tuple[str, int]:
-    """The changed line most likely responsible: the deepest stack frame in a changed non-test file,
-    mapped to the nearest changed line (an added line, or the line just above a deletion); else the
-    first changed line of a changed non-test file."""
-    files = {f.path: f for f in diff.files if f.status != "deleted" and not is_test_path(f.path)}
-    for path, line in reversed(frames(breakage.head.output)):
-        f = _match_file(path, files)
-        if f is not None and changed_lines(f):
-            return f.path, min(changed_lines(f), key=lambda n: (abs(n - line), n))
-    for f in [*files.values(), *(f for f in diff.files if f.status != "deleted")]:
-        if changed_lines(f):
-            return f.path, changed_lines(f)[0]
-    raise PrereviewError("tests broke but the diff changes no lines to attribute them to")
-
-
-def _match_file(path: str, files: dict[str, FileDiff]) -> FileDiff | None:
-    if path in files:
-        return files[path]
-    return next((f for p, f in files.items() if path.endswith("/" + p)), None)
-
-
-def changed_lines(f: FileDiff) -> list[int]:
-    """New-side lines a change can be blamed on: added lines, and for each deletion the line above it."""
-    out: set[int] = set()
-    for h in f.hunks:
-        prev: int | None = None
-        for i, ln in enumerate(h.lines):
-            if ln.kind == "+" and ln.new_no is not None:
-                out.add(ln.new_no)
-            elif ln.kind == "-" and (i == 0 or h.lines[i - 1].kind != "-"):
-                anchor = prev if prev is not None else next((x.new_no for x in h.lines[i:] if x.new_no), None)
-                if anchor is not None and not any(x.kind == "+" for x in h.lines):
-                    out.add(anchor)
-            if ln.new_no is not None:
-                prev = ln.new_no
-    return sorted(out)
-
-
-def deleted_after(f: FileDiff, line: int) -> bool:
-    """True when the change removed lines right below new-side `line` (and added none in that hunk)."""
-    for h in f.hunks:
-        if any(x.kind == "+" for x in h.lines):
-            continue
-        for i, ln in enumerate(h.lines[:-1]):
-            if ln.new_no == line and h.lines[i + 1].kind == "-":
-                return True
-    return False
-
-
-def breakage_finding(breakage: Breakage, diff: Diff, head_text: str | None) -> Finding:
-    path, line = localize(breakage, diff)
-    lines = head_text.splitlines() if head_text else []
-    quote = lines[line - 1].strip() if 0 < line <= len(lines) else None
-    n = len(breakage.tests)
-    what = "the test run" if breakage.tests == ("(test run)",) else f"{n} test{'s' if n != 1 else ''}"
-    return Finding(
-        path=path,
-        line=line,
-        message=f"This change breaks {what} that passed before ({breakage.base.summary()} at base, "
-        f"{breakage.head.summary()} at head) — {breakage.describe()}",
-        severity="high",
-        category="bug",
-        source="tests",
-        rule_id="tests/broken",
-        quote=quote,
-    )

@@ -8,6 +8,7 @@ from ..patches.verify import PatchStage
 from ..pipeline.context import Background, ReviewContext
 from ..types import Finding, Skipped
 from . import testrun
+from .behaviour_stage import evidence_for
 
 
 class TestsStage:
@@ -25,6 +26,7 @@ class TestsStage:
                 ctx.change, ctx.cfg, cache_dir=cache, read_for_prompt=ctx.read_head
             )
             engine.diff = ctx.diff
+            engine.behaviour = evidence_for(ctx)  # its tracer rides along in the same runs
             ctx.shared["tests"] = engine
         engine = ctx.shared["tests"]
         assert isinstance(engine, PatchStage)

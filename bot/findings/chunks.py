@@ -127,8 +127,6 @@ def _skip_reason(f: FileDiff, cfg: ReviewConfig, head_lines: Callable[[str], int
                 return reason
     if not f.hunks:
         return "no textual change (mode or rename only)"
-    if all(h.deletion_only for h in f.hunks):
-        return "deletions only"
     n = head_lines(f.path)
     if n is not None and n > cfg.max_file_lines:
         return f"file too large ({n} lines > review.max_file_lines {cfg.max_file_lines})"
@@ -205,4 +203,4 @@ def split_hunk(hunk: Hunk, max_lines: int) -> list[Hunk]:
                 lines=rows,
             )
         )
-    return [p for p in pieces if not p.deletion_only]
+    return pieces

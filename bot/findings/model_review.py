@@ -114,9 +114,7 @@ def _chunks(
     sections = []
     for f in files:
         text = head_lines(f.path)
-        for hunk in f.hunks:
-            if hunk.deletion_only:
-                continue
+        for hunk in f.hunks:  # deletion-only hunks too: the removed lines beside the function as it is now
             for piece in chunks.split_hunk(hunk, max_lines=120):
                 rendered = chunks.render_section(f.path, piece, text)
                 tokens = model.count_tokens(rendered)

@@ -180,6 +180,11 @@ def behaviour_of(shared: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def observed_behaviour(changes: Any) -> tuple[str, ...]:
+    """The behaviour stage's intended changes (`ctx.behaviour`: BehaviourChange) as one line each."""
+    return tuple(f"{c.call} in {c.path}: {c.before} → {c.after}" for c in changes or ())
+
+
 class WalkthroughStage:
     """`review.walkthrough: true`: the last stage describes the change for the summary comment."""
 
@@ -196,7 +201,7 @@ class WalkthroughStage:
                 ctx.diff,
                 ctx.model(),
                 language=ctx.cfg.review.language,
-                behaviour=behaviour_of(ctx.shared),
+                behaviour=behaviour_of(ctx.shared) + observed_behaviour(getattr(ctx, "behaviour", ())),
             )
         except ModelError as exc:
             ctx.notes.append(f"No walkthrough: the model failed ({exc}).")

@@ -12,7 +12,8 @@ class LocalForge:
     def fetch(self, ref: ChangeRef) -> ChangeRequest:
         repo = git.toplevel(Path(ref.repo))
         head = git.resolve(repo, ref.head or "HEAD")
-        base = git.resolve(repo, ref.base) if ref.base else git.default_base(repo, head)
+        notes: list[str] = []
+        base = git.resolve(repo, ref.base) if ref.base else git.default_base(repo, head, notes)
         return ChangeRequest(
             ref=ref,
             base_sha=base,
@@ -20,4 +21,5 @@ class LocalForge:
             diff_text=git.diff(repo, base, head),
             title=git.commit_subject(repo, head),
             workdir=repo,
+            notes=tuple(notes),
         )

@@ -12,9 +12,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .. import fsguard
 from ..evidence import testrun
 from ..evidence.testrun import Breakage, TestRun, TestRunner
 from ..models import Message, Model
@@ -23,6 +24,7 @@ from . import propose
 TOOLS = ("read_file", "list_files", "search", "run_tests", "edit", "done")
 OBSERVATION_CHARS = 1500
 KEEP_STEPS = 4  # earlier exchanges are dropped to stay within a small context
+SEARCH_MAX_BYTES = 1_000_000  # larger files are not searched or shown
 
 SYSTEM = (
     "You are a careful engineer fixing a code change that broke the project's tests. You work in steps; "
@@ -55,63 +57,83 @@ class AgentResult:
 
 
 class Workspace:
-    """The scratch copy the tools act on; paths never leave it (no `..`, no symlinks out)."""
+    """The scratch copy the tools act on. Every tool goes through `fsguard`: no `..`, no absolute paths,
+    and no symlink is ever followed (the change, or a test run, may have planted one to a host file)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.original: dict[str, str] = {}
 
-    def resolve(self, path: str) -> Path | None:
-        p = (self.root / path.strip().lstrip("/")).resolve()
-        return p if p == self.root or self.root in p.parents else None
+    def _rel(self, path: str) -> str:
+        return str(PurePosixPath(path.strip().lstrip("/") or "."))
 
     def read_file(self, path: str) -> str:
-        p = self.resolve(path)
-        if p is None or not p.is_file():
+        rel = self._rel(path)
+        try:
+            text = fsguard.read_text(self.root, rel, limit=SEARCH_MAX_BYTES)
+        except fsguard.UnsafePath:
+            text = None
+        if text is None:
             return f"no such file: {path}"
-        lines = p.read_text(encoding="utf-8", errors="replace").split("\n")
+        lines = text.split("\n")
         return "\n".join(f"{i:>4}  {ln}" for i, ln in enumerate(lines[:300], 1))
 
     def list_files(self, path: str) -> str:
-        p = self.resolve(path or ".")
-        if p is None or not p.is_dir():
+        rel = self._rel(path or ".")
+        if not fsguard.is_dir(self.root, rel):
             return f"no such directory: {path}"
-        names = sorted(str(c.relative_to(self.root)) + ("/" if c.is_dir() else "") for c in p.iterdir())
+        here = self.root / rel
+        names = []
+        for c in sorted(here.iterdir()):
+            kind = "@" if c.is_symlink() else "/" if c.is_dir() else ""  # is_dir only for non-links
+            names.append(str(c.relative_to(self.root)) + kind)
         return "\n".join(names[:200]) or "(empty)"
 
     def search(self, query: str) -> str:
         if not query.strip():
             return "empty query"
         hits = []
-        for f in sorted(self.root.rglob("*")):
-            if not f.is_file() or f.stat().st_size > 1_000_000:
+        for rel in fsguard.files(self.root):
+            try:
+                if (self.root / rel).stat(follow_symlinks=False).st_size > SEARCH_MAX_BYTES:
+                    continue
+                text = fsguard.read_text(self.root, rel) or ""
+            except (OSError, fsguard.UnsafePath):
                 continue
-            for n, ln in enumerate(f.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
+            for n, ln in enumerate(text.split("\n"), 1):
                 if query in ln:
-                    hits.append(f"{f.relative_to(self.root)}:{n}: {ln.strip()[:160]}")
+                    hits.append(f"{rel}:{n}: {ln.strip()[:160]}")
                     if len(hits) >= 30:
                         return "\n".join(hits)
         return "\n".join(hits) or "no match"
 
     def edit(self, path: str, old: str, new: str, near: int) -> str:
-        rel = path.strip().lstrip("/")
+        rel = self._rel(path)
         if testrun.is_test_path(rel):
             return "refused: test files may not be edited"
-        p = self.resolve(rel)
-        if p is None or not p.is_file():
+        try:
+            text = fsguard.read_text(self.root, rel)
+        except fsguard.UnsafePath:
+            text = None
+        if text is None:
             return f"no such file: {path}"
-        text = p.read_text(encoding="utf-8")
         patch = propose.locate(propose.Problem(rel, near, ""), text, old, new)
         if patch is None:
             return "edit failed: `old` must be exact line(s) of the file, and `new` must differ"
+        try:
+            fsguard.write_text(self.root, rel, patch.apply(text))
+        except fsguard.UnsafePath as exc:
+            return f"refused: {exc}"
         self.original.setdefault(rel, text)
-        p.write_text(patch.apply(text), encoding="utf-8")
         return f"edited {rel} lines {patch.start}-{patch.end}"
 
     def changed(self) -> dict[str, str]:
+        """The edited files' texts now; a file a test run replaced with a symlink is an error, not read."""
         out = {}
         for rel, before in self.original.items():
-            now = (self.root / rel).read_text(encoding="utf-8")
+            now = fsguard.read_text(self.root, rel)
+            if now is None:
+                raise fsguard.UnsafePath(f"refused {rel}: it disappeared from the work copy")
             if now != before:
                 out[rel] = now
         return out

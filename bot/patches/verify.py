@@ -17,7 +17,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .. import fsguard
 from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
@@ -29,6 +31,9 @@ from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError, severity_rank
 from . import propose
+
+if TYPE_CHECKING:
+    from ..evidence.behaviour.engine import BehaviourEvidence
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ def verify(
     runner: TestRunner,
     head: TestRun,
     breakage: Breakage | None,
+    check: Callable[[Path], tuple[bool, str]] | None = None,
 ) -> Verdict:
     if testrun.is_test_path(patch.path):
         return Verdict(patch, False, "the patch edits a test file")
@@ -88,21 +94,30 @@ def verify(
         return Verdict(patch, False, "the patch does not apply cleanly")
     with tempfile.TemporaryDirectory(prefix="prereview-verify-") as tmp:
         root = testrun.export_tree(repo, head_sha, Path(tmp) / "work")
-        (root / patch.path).write_text(patch.apply(text), encoding="utf-8")
+        try:  # the change may have made patch.path (or a directory above it) a symlink out of the tree
+            fsguard.write_text(root, patch.path, patch.apply(text))
+        except fsguard.UnsafePath as exc:
+            return Verdict(patch, False, str(exc))
         after = runner.in_tree(root)
-    ok, reason = judge(after, head, breakage)
+        ok, reason = judge(after, head, breakage)
+        if ok and check is not None:  # e.g. behaviour: the patched head must give base's results again
+            ok, more = check(root)
+            reason = f"{reason}; {more}" if ok else more
     return Verdict(patch, ok, reason, after)
 
 
 def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
     """The finding, moved onto the lines the patch replaces, carrying the verified replacement."""
     p = verdict.patch
+    evidence = verdict.evidence
+    if finding.source == "behaviour" and finding.evidence:  # keep the example (call, before, after)
+        evidence = f"{evidence} ({finding.evidence})"
     return finding.with_(
         line=p.start,
         end_line=p.end if p.end != p.start else None,
         suggestion=p.suggestion,
         verified=True,
-        evidence=verdict.evidence,
+        evidence=evidence,
     )
 
 
@@ -121,6 +136,7 @@ class PatchStage:
     notes: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)  # every candidate tried, for logs and benches
     runner: TestRunner | None = None
+    behaviour: BehaviourEvidence | None = None  # traces the test runs; checks patches of its findings
     base: TestRun | None = None
     head: TestRun | None = None
     breakage: Breakage | None = None
@@ -168,16 +184,19 @@ class PatchStage:
         budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
         timeout = min(self.cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
         self.runner = TestRunner(self.sandbox, argv, timeout, self.cache_dir, env=env)
+        bounds = getattr(self.sandbox, "bounds", "")
         progress.message(
             f"running tests at base and head: {' '.join(env.argv)} ({self.sandbox.name} sandbox; "
-            f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
+            + (f"{bounds}; " if bounds else "")
+            + f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
         )
+        hook = self.behaviour.trace_hook(argv) if self.behaviour is not None else None
         t0, why = time.monotonic(), None
-        try:
-            self.base = self.runner.at_commit(repo, self.change.base_sha)
+        try:  # with the behaviour tracer loaded when there is one: still one run per side
+            self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
             why = projectenv.unusable(self.base)
             if why is None:
-                self.head = self.runner.at_commit(repo, self.change.head_sha)
+                self.head = self.runner.at_commit(repo, self.change.head_sha, hook)
         except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
             self.notes.append(f"tests not run: {exc}")
             self.runner = self.base = self.head = None
@@ -255,6 +274,9 @@ class PatchStage:
         removed, added = edit_at(fd, f.line) if fd else ((), ())
         problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
         breakage = self.breakage if broke else None
+        check = (
+            self.behaviour.patch_check(f) if self.behaviour is not None and f.source == "behaviour" else None
+        )
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         for i, patch in enumerate(
@@ -269,6 +291,7 @@ class PatchStage:
                 runner=self.runner,
                 head=self.head,
                 breakage=breakage,
+                check=check,
             )
             self.verdicts.append(verdict)
             tested[patch] = verdict
@@ -290,7 +313,11 @@ def _fixable(f: Finding, breakage: Breakage | None) -> bool:
         return False
     if f.rule_id == "tests/broken":
         return breakage is not None
-    return f.source == "model" and f.category in ("bug", "security") and severity_rank(f.severity) >= 2
+    return (
+        f.source in ("model", "behaviour")
+        and f.category in ("bug", "security")
+        and severity_rank(f.severity) >= 2
+    )
 
 
 def _fixable_first(findings: Iterable[Finding]) -> list[Finding]:

@@ -17,7 +17,7 @@ from ..change.diff import Diff
 from ..config import Config
 from ..models import Model
 from ..progress import Progress
-from ..types import ChangeRequest, Finding, Skipped
+from ..types import BehaviourChange, ChangeRequest, Finding, Skipped
 
 FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
@@ -50,6 +50,7 @@ class ReviewContext:
     notes: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     reviewed: tuple[str, ...] = ()
+    behaviour: list[BehaviourChange] = field(default_factory=list)  # intended changes (behaviour stage)
     usage: Usage = field(default_factory=Usage)
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> wall seconds
     shared: dict[str, Any] = field(default_factory=dict)  # results one stage leaves for later ones

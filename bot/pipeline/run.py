@@ -10,17 +10,18 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import config as config_mod
-from ..change import git, redact
+from ..change import git, redact, sizecap
 from ..change.diff import parse as parse_diff
 from ..config import Config
 from ..models import Model
 from ..models.registry import create
 from ..progress import Progress, Quiet
-from ..types import ChangeRequest, Coverage, Review, Stats, severity_rank
+from ..types import ChangeRequest, Coverage, Review, Skipped, Stats, severity_rank
 from .context import Background, FileReader, ModelFactory, ReviewContext
 from .stage import Prepares, Stage
 
@@ -70,10 +71,22 @@ class LazyModel:
         return self._model
 
 
-def _reader(repo: Path | None, rev: str) -> FileReader:
+def _reader(repo: Path | None, rev: str, max_bytes: int, skip: frozenset[str] = frozenset()) -> FileReader:
+    """Cached text at `rev`; None for paths in `skip` and texts over `max_bytes` (see change/sizecap.py)."""
     if repo is None:
         return lambda path: None
-    return functools.cache(lambda path: git.show(repo, rev, path))
+    return functools.cache(sizecap.reader(lambda path: git.show(repo, rev, path), max_bytes, set(skip)))
+
+
+def cap_change(change: ChangeRequest, cfg: Config) -> tuple[ChangeRequest, list[Skipped]]:
+    """The change without files over review.max_file_bytes (before anything reads them), and those files."""
+    repo = change.workdir
+
+    def head_sizes(paths: list[str]) -> dict[str, int]:
+        return git.sizes(repo, change.head_sha, paths) if repo is not None else {}
+
+    diff_text, capped = sizecap.cap(change.diff_text, head_sizes, cfg.review.max_file_bytes)
+    return replace(change, diff_text=diff_text), capped
 
 
 def build_context(
@@ -83,10 +96,13 @@ def build_context(
     progress: Progress,
     model: ModelFactory,
     cache_dir: Path | None = None,
+    skip: frozenset[str] = frozenset(),
 ) -> tuple[ReviewContext, redact.Redactor]:
     """The context the stages share, with every secret of the change masked; and the redactor that masks
-    the finished review the same way."""
-    raw_head, raw_base = _reader(change.workdir, change.head_sha), _reader(change.workdir, change.base_sha)
+    the finished review the same way. Paths in `skip` (over the size cap) read as absent."""
+    cap = cfg.review.max_file_bytes
+    raw_head = _reader(change.workdir, change.head_sha, cap, skip)
+    raw_base = _reader(change.workdir, change.base_sha, cap)
     # The diff is parsed once, already masked; the file list it gives decides which head files are read
     # for more secrets. Should those add a value that also occurs in the diff, the diff is masked and
     # parsed again (a secret in a file's text always stays out of the prompts).
@@ -150,6 +166,7 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
         coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
         notes=tuple(ctx.notes),
         walkthrough=ctx.shared.get("walkthrough"),
+        behaviour=tuple(ctx.behaviour),
     )
 
 
@@ -164,11 +181,24 @@ def review_change(
 ) -> Review:
     from .stages import default
 
+    t0 = time.monotonic()  # stats.seconds_total: the whole review, redaction before and after included
     progress = progress or Quiet()
     lazy = model or LazyModel(cfg, progress)
-    ctx, redactor = build_context(change, cfg, progress=progress, model=lazy, cache_dir=cache_dir)
+    # Oversized files leave before anything reads them: scanners, redaction, prompts.
+    change, capped = cap_change(change, cfg)
+    too_big = frozenset(s.path for s in capped)
+    ctx, redactor = build_context(
+        change, cfg, progress=progress, model=lazy, cache_dir=cache_dir, skip=too_big
+    )
+    ctx.started = t0
+    ctx.notes[:0] = change.notes
+    ctx.skipped += capped
     findings = run_stages(ctx, default(cfg) if stages is None else stages)
-    return redactor.review(assemble(ctx, findings))
+    review = redactor.review(assemble(ctx, findings))
+    stats = replace(
+        review.stats, files=review.stats.files + len(capped), seconds_total=round(time.monotonic() - t0, 3)
+    )
+    return replace(review, stats=stats)
 
 
 def exit_code(review_: Review, fail_level: str) -> int:

@@ -4,6 +4,7 @@ with `name` and `run(ctx, findings) -> findings`, optionally `prepare(ctx)`) and
 from __future__ import annotations
 
 from ..config import Config
+from ..evidence.behaviour_stage import BehaviourStage
 from ..evidence.tests_stage import TestsStage
 from ..findings.merge import MergeStage
 from ..findings.model_review import ModelReviewStage
@@ -15,10 +16,13 @@ from .stage import Stage
 
 
 def default(cfg: Config) -> list[Stage]:
-    """scanners -> model review -> rank -> merge/plausibility/self-check -> tests -> patches -> rank."""
+    """scanners -> model review -> rank -> merge/plausibility/self-check -> tests -> behaviour -> patches
+    -> rank."""
     stages: list[Stage] = [ScannersStage(), ModelReviewStage(), RankStage(), MergeStage()]
-    if cfg.tests != "off" or cfg.patches.enabled:
-        stages += [TestsStage(), PatchesStage(), RankStage()]
+    if cfg.tests != "off" or cfg.patches.enabled or cfg.behaviour.enabled:
+        stages += [TestsStage()]
+        stages += [BehaviourStage()] if cfg.behaviour.enabled else []
+        stages += [PatchesStage(), RankStage()]
     if cfg.review.walkthrough:
         stages.append(WalkthroughStage())
     return stages

@@ -33,7 +33,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 
 def review_dict(review: Review) -> dict[str, Any]:
-    return {
+    out: dict[str, Any]
+    out = {
         "version": VERSION,
         "base": review.base,
         "head": review.head,
@@ -45,6 +46,9 @@ def review_dict(review: Review) -> dict[str, Any]:
         },
         "notes": list(review.notes),
     }
+    if review.behaviour:  # present only when the behaviour stage found intended changes
+        out["behaviour"] = [asdict(b) for b in review.behaviour]
+    return out
 
 
 def render_json(review: Review) -> str:

@@ -109,6 +109,16 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
             where += "" if f.in_diff else " (outside the diff)"
             msg = _cell(f.message)
             lines.append(f"| {_ICON[f.severity]} {f.severity} | {where} | {msg} |")
+    if review.behaviour:
+        lines += [
+            "",
+            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not judged bugs):",
+            "",
+        ]
+        for b in review.behaviour:
+            why = f" — {_escape(b.reason)}" if b.reason else ""
+            where, call = _code(f"{b.path}:{b.line}"), _code(b.call[:200])
+            lines.append(f"- {where} {call}: before {_code(b.before[:200])}, now {_code(b.after[:200])}{why}")
     skipped = review.coverage.skipped
     lines += [
         "",

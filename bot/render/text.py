@@ -24,6 +24,12 @@ def render_text(review: Review) -> str:
         out.append("")
     if not review.findings:
         out += ["No findings.", ""]
+    for b in review.behaviour:
+        out.append(
+            f"behaviour change (intended) {b.path}:{b.line}: {b.call}: before {b.before}; now {b.after}"
+        )
+        if b.reason:
+            out.append(f"    {b.reason}")
     for note in review.notes:
         out.append(f"warning: {note}")
     s = review.stats

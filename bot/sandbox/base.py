@@ -8,7 +8,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
@@ -39,6 +39,7 @@ class RunResult:
 class Sandbox(Protocol):
     name: str
     warning: str | None  # shown in the review's notes (e.g. "tests ran without a sandbox")
+    bounds: str  # which limits apply to a run as a whole ("memory 2048 MiB in all (cgroup), ..."), for logs
 
     def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult: ...
 
@@ -97,8 +98,13 @@ def run_process(
     timeout: float,
     max_output: int,
     backend: str,
+    watch: Callable[[], str | None] | None = None,
+    watch_interval: float = 0.25,
 ) -> RunResult:
-    """Run argv in a new session; on timeout kill the whole process group. Output is capped."""
+    """Run argv in a new session; on timeout kill the whole process group. Output is capped.
+
+    `watch`, when given, is called every `watch_interval` seconds while the command runs and once after;
+    a reason it returns ("disk") kills the group and becomes the result's killed_reason."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -116,21 +122,34 @@ def run_process(
     ]
     for r in readers:
         r.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    timed_out, reason = False, None
+    deadline = t0 + timeout
+    while True:
+        step = deadline - time.monotonic()
+        if watch is not None:
+            step = min(step, watch_interval)
+        try:
+            proc.wait(timeout=max(step, 0.0))
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if watch is not None and (reason := watch()):
+            break
+        if time.monotonic() >= deadline:
+            timed_out = True
+            break
     _kill_group(proc.pid)
     proc.wait()
+    if reason is None and watch is not None and not timed_out:
+        reason = watch()
     for r in readers:
         r.join(timeout=5)  # a grandchild that escaped the group could hold the pipe; don't wait forever
     return RunResult(
-        returncode=proc.returncode if not timed_out else -signal.SIGKILL,
+        returncode=-signal.SIGKILL if timed_out or reason else proc.returncode,
         stdout=out.text(),
         stderr=err.text(),
         timed_out=timed_out,
-        killed_reason="timeout" if timed_out else None,
+        killed_reason="timeout" if timed_out else reason,
         seconds=round(time.monotonic() - t0, 3),
         truncated=out.truncated or err.truncated,
         backend=backend,

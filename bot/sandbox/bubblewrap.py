@@ -2,27 +2,27 @@
 
 Layout inside the sandbox: /usr (+ the /bin, /lib… links), a few /etc files, the Python interpreter
 prereview runs on (read-only, so a Python project's tests find pytest) and `ro_paths` from config; the
-work copy at its own path, read-write; an own /tmp (size-capped tmpfs) with HOME=/tmp/home. Nothing
-else of the host is visible: not ~/.ssh, not the reviewed repository's .git, not the bot's config.
-Limits: wall time (the whole process group and PID namespace are killed), address space, file size and
-processes via prlimit, and a pids cgroup where one can be created (needed when running as root, for
-whom the kernel does not enforce RLIMIT_NPROC).
+work copy at its own path, read-write; an own /tmp (size-capped tmpfs) with HOME=/tmp/home and an own
+small /dev/shm (`shm_mb`). Nothing else of the host is visible: not ~/.ssh, not the reviewed repository's
+.git, not the bot's config.
+Limits: wall time (the whole process group and PID namespace are killed); memory and processes for the
+run as a whole where the host allows it (a cgroup, else a systemd user scope; see limits.py), else per
+process (address space and RLIMIT_NPROC via prlimit); file size via prlimit; the work copy's growth
+(`disk_mb`, watched). `bounds` says which applied; `warning` (a review note) when only per-process ones did.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
-import time
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..config import SandboxConfig
 from ..types import PrereviewError
+from . import limits
 from .base import RunResult, clean_env, run_process
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -44,17 +44,18 @@ ETC_ENTRIES = (
     "debian_version",
 )
 INNER_HOME = "/tmp/home"  # noqa: S108 (the sandbox's own tmpfs)
-CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+MIB = 1024 * 1024
 
 
 class BubblewrapSandbox:
     name = "bubblewrap"
-    warning: str | None = None
 
     def __init__(self, cfg: SandboxConfig) -> None:
         self.cfg = cfg
         self._bwrap = shutil.which("bwrap")
         self._prlimit = shutil.which("prlimit")
+        self.memory_bound = ""  # "cgroup" | "systemd" | "rlimit": what bounded the last run's memory
+        self._started = False  # bwrap has started a sandbox here once (checked before the first run)
 
     def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult:
         if self._bwrap is None:
@@ -62,19 +63,92 @@ class BubblewrapSandbox:
                 "bubblewrap is not installed; apt-get install bubblewrap, or pick another sandbox.backend"
             )
         cwd = cwd.resolve()
+        if not self._started:
+            self._check_starts(cwd)
         env = clean_env(INNER_HOME, self._path_var())
-        with _pids_cgroup(self.cfg.max_processes) as procs_file:
-            cmd = [*self._bwrap_args(cwd), "--", *self._limits(), *argv]
-            if procs_file is not None:  # join the cgroup before exec, so every descendant is counted
-                cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs_file), *cmd]
-            return run_process(
+        total = self.total_mb * MIB
+        with limits.cgroups(total, self.cfg.max_processes) as groups:
+            # join the cgroups before exec, so every descendant (and the tmpfs pages they fill) is counted
+            cmd = groups.wrap([*self._bwrap_args(cwd), "--", *self._limits(), *argv])
+            scope = [] if groups.memory is not None else limits.systemd_scope(total, self.cfg.max_processes)
+            if scope:  # one hierarchy on systemd hosts: the scope replaces our own groups
+                cmd = [*scope, *self._bwrap_args(cwd), "--", *self._limits(), *argv]
+            self.memory_bound = "cgroup" if groups.memory is not None else "systemd" if scope else "rlimit"
+            res = run_process(
                 cmd,
                 cwd=cwd,
                 env=env,
                 timeout=timeout,
                 max_output=self.cfg.max_output_bytes,
                 backend=self.name,
+                watch=limits.tree_watch(cwd, self.cfg.disk_mb * MIB),
             )
+            if res.killed_reason is None and groups.oom_killed():
+                res = replace(res, killed_reason="memory")
+        if res.killed_reason in ("memory", "disk"):
+            what = (
+                f"the run used more than sandbox.memory_total_mb ({self.total_mb} MiB) in all"
+                if res.killed_reason == "memory"
+                else f"the run wrote more than sandbox.disk_mb ({self.cfg.disk_mb} MiB) into the work copy"
+            )
+            res = replace(res, stderr=f"{res.stderr}\n[prereview sandbox: killed, {what}]".lstrip("\n"))
+        return res
+
+    def _check_starts(self, cwd: Path) -> None:
+        """Can bwrap make its namespaces here? (Hosts without unprivileged user namespaces cannot.) Checked
+        with a command of our own, so a test printing "bwrap: …" cannot pass for a broken sandbox."""
+        proc = run_process(
+            [*self._bwrap_args(cwd), "--", "/bin/sh", "-c", "exit 0"],
+            cwd=cwd,
+            env=clean_env(INNER_HOME, self._path_var()),
+            timeout=60,
+            max_output=4000,
+            backend=self.name,
+        )
+        if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[0][:200]
+            raise PrereviewError(
+                f"bubblewrap cannot start a sandbox on this host ({why}); allow unprivileged user namespaces "
+                "(sysctl kernel.unprivileged_userns_clone=1, or the AppArmor userns rule), or use "
+                "sandbox.backend: docker"
+            )
+        self._started = True
+
+    def _probe(self) -> str:
+        """The memory bound a run would get now (a cgroup is made and removed; systemd checked once)."""
+        total = self.total_mb * MIB
+        with limits.cgroups(total, self.cfg.max_processes) as groups:
+            if groups.memory is not None:
+                return "cgroup"
+        return "systemd" if limits.systemd_scope(total, self.cfg.max_processes) else "rlimit"
+
+    @property
+    def total_mb(self) -> int:
+        return self.cfg.memory_total_mb or 2 * self.cfg.memory_mb
+
+    @property
+    def bounds(self) -> str:
+        c = self.cfg
+        self.memory_bound = self.memory_bound or self._probe()
+        if self.memory_bound in ("cgroup", "systemd"):
+            mem = (
+                f"memory {c.memory_mb} MiB per process, {self.total_mb} MiB and {c.max_processes} processes "
+                f"in all ({self.memory_bound})"
+            )
+        else:
+            mem = f"memory {c.memory_mb} MiB per process × {c.max_processes} processes (rlimit)"
+        return f"{mem}; /tmp {c.memory_mb} MiB, /dev/shm {c.shm_mb} MiB; work copy +{c.disk_mb} MiB"
+
+    @property
+    def warning(self) -> str | None:
+        """A review note when memory can only be bounded per process."""
+        self.memory_bound = self.memory_bound or self._probe()
+        if self.memory_bound != "rlimit":
+            return None
+        return (
+            f"the sandbox bounded memory per process only (no writable memory cgroup or systemd user scope "
+            f"on this host): up to {self.cfg.max_processes} processes × {self.cfg.memory_mb} MiB"
+        )
 
     def _path_var(self) -> str:
         return ":".join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
@@ -92,12 +166,16 @@ class BubblewrapSandbox:
         for e in ETC_ENTRIES:
             if Path("/etc", e).exists():
                 args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
-        mem = self.cfg.memory_mb * 1024 * 1024
+        mem = self.cfg.memory_mb * MIB
         args += [
             "--proc",
             "/proc",
             "--dev",
             "/dev",
+            "--size",
+            str(self.cfg.shm_mb * MIB),
+            "--tmpfs",
+            "/dev/shm",  # noqa: S108 (an own small one: --dev's /dev is a tmpfs half the host's memory)
             "--size",
             str(mem),
             "--tmpfs",
@@ -124,69 +202,6 @@ class BubblewrapSandbox:
     def _limits(self) -> list[str]:
         if self._prlimit is None:
             return []
-        mem = self.cfg.memory_mb * 1024 * 1024
-        return [self._prlimit, f"--as={mem}", f"--fsize={mem}", f"--nproc={self.cfg.max_processes}", "--"]
-
-
-@contextmanager
-def _pids_cgroup(limit: int) -> Iterator[Path | None]:
-    """A fresh pids cgroup capped at `limit` when this process may create one (else None)."""
-    group = _make_cgroup(limit)
-    try:
-        yield None if group is None else group / "cgroup.procs"
-    finally:
-        if group is not None:
-            _remove_cgroup(group)
-
-
-def _make_cgroup(limit: int) -> Path | None:
-    for root in CGROUP_ROOTS:
-        here = _own_cgroup(root)
-        if here is None:
-            continue
-        group = here / f"prereview-{uuid.uuid4().hex[:12]}"
-        try:
-            group.mkdir()
-        except OSError:
-            continue
-        try:
-            (group / "pids.max").write_text(str(limit))
-            return group
-        except OSError:
-            _remove_cgroup(group)
-    return None
-
-
-def _own_cgroup(root: Path) -> Path | None:
-    """The cgroup this process is in, under `root` (the v1 pids hierarchy or the v2 unified one)."""
-    v1 = root.name == "pids"
-    if not v1 and not (root / "cgroup.controllers").exists():
-        return None
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, rel = line.split(":", 2)
-        if (v1 and "pids" in controllers.split(",")) or (not v1 and controllers == ""):
-            p = root / rel.lstrip("/")
-            return p if p.is_dir() else None
-    return None
-
-
-def _remove_cgroup(group: Path) -> None:
-    for _ in range(100):
-        try:
-            pids = [int(x) for x in (group / "cgroup.procs").read_text().split()]
-        except OSError:
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
-            group.rmdir()
-            return
-        except OSError:
-            time.sleep(0.05)
+        mem = self.cfg.memory_mb * MIB
+        fsize = min(mem, self.cfg.disk_mb * MIB)
+        return [self._prlimit, f"--as={mem}", f"--fsize={fsize}", f"--nproc={self.cfg.max_processes}", "--"]

@@ -25,6 +25,10 @@ class DockerSandbox:
     def __init__(self, cfg: SandboxConfig) -> None:
         self.cfg = cfg
         self._client: Any = None
+        self.bounds = (
+            f"memory {cfg.memory_mb} MiB and {cfg.max_processes} processes in all (container); "
+            "/tmp 256 MiB; work copy not capped"  # noqa: S108 (describes the container's tmpfs)
+        )
 
     def client(self) -> Any:
         if self._client is None:

@@ -17,6 +17,8 @@ class NoSandbox:
         "and files"
     )
 
+    bounds = "none but the timeout"
+
     def __init__(self, cfg: SandboxConfig) -> None:
         self.cfg = cfg
 

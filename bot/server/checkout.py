@@ -1,4 +1,4 @@
-"""Git over HTTPS for the server: a throwaway checkout of a PR (`/fix`), one file at a commit (the
+"""Git over HTTPS for the server: a throwaway checkout of a PR (reviews, `/fix`), one file at a commit (the
 repository's `.prereview.yml`), and pushing a branch (`/fix` in branch mode).
 
 The token travels in `http.extraHeader` through git's environment (GIT_CONFIG_*), so it is not on a
@@ -14,6 +14,9 @@ import subprocess
 from pathlib import Path
 
 from ..types import PrereviewError
+
+# History fetched behind base and head: enough for their merge base on most PRs, far less than a clone.
+DEPTH = 100
 
 
 def auth_env(url: str, user: str, token: str | None) -> dict[str, str]:
@@ -40,12 +43,13 @@ def _run(argv: list[str], env: dict[str, str], what: str, timeout: float) -> str
 def checkout(
     url: str, shas: list[str], dest: Path, *, user: str, token: str | None, timeout: float = 600
 ) -> Path:
-    """`dest` with the last of `shas` checked out and all of them reachable."""
+    """`dest` with the last of `shas` checked out and all of them reachable: one shallow fetch of just
+    those commits (`DEPTH` commits of history behind each, full trees), no branches, no tags."""
     env = {**os.environ, **auth_env(url, user, token)}
     dest.mkdir(parents=True, exist_ok=True)
     steps = [
         ["git", "init", "-q", str(dest)],
-        ["git", "-C", str(dest), "fetch", "--quiet", "--no-tags", "--depth=100", url, *shas],
+        ["git", "-C", str(dest), "fetch", "--quiet", "--no-tags", f"--depth={DEPTH}", url, *shas],
         ["git", "-C", str(dest), "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", shas[-1]],
     ]
     for argv in steps:

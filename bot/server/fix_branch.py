@@ -49,6 +49,8 @@ def commit(repo: Path, head_sha: str, files: dict[str, str], message: str) -> st
         for path, text in sorted(files.items()):
             entry = _git(repo, "ls-tree", head_sha, "--", path)
             mode = entry.split()[0] if entry else "100644"
+            if mode not in ("100644", "100755"):  # a symlink or submodule at head: never "fixed" in place
+                raise PrereviewError(f"cannot commit the fix: {path} is not a regular file at head ({mode})")
             blob = _git(repo, "hash-object", "-w", "--stdin", "--path", path, data=text)
             _git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         tree = _git(repo, "write-tree", env=env)

@@ -19,7 +19,7 @@ from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
 from ..types import ChangeRequest, PrereviewError
-from . import chatops, repo_config
+from . import chatops, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .jobs import Job
@@ -95,32 +95,38 @@ class ForgeRunner:
         forge.reply("Automatic reviews are back on for this PR.", job.comment_id)
 
     def _review(self, job: Job, forge: ForgeSession) -> RunStats | None:
+        """The CLI's pipeline (`review_change`) on a checkout of base and head, published on the PR."""
         if job.auto and self.state.paused(job.pr_key):
             return None
         change = forge.fetch()
-        reviewed, scope, notes = change, None, tuple[str, ...]()
         last = self.state.last_reviewed(job.pr_key) if job.incremental and forge.incremental else None
-        if last is not None and last.get("added") is not None:
-            if last["head"] == change.head_sha:
-                forge.reply(
-                    f"No new commits since the last review (`{change.head_sha[:12]}`).", job.comment_id
-                )
-                return None
-            reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
-            scope = parse(reviewed.diff_text)
-            since = last["head"][:12]
-            notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
-        cfg, cfg_notes = self._config(forge, change)
-        if job.auto and (why := skip_reason(change, cfg.review)):
-            log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
+        if last is not None and last.get("added") is None:
+            last = None
+        if last is not None and last["head"] == change.head_sha:
+            forge.reply(f"No new commits since the last review (`{change.head_sha[:12]}`).", job.comment_id)
             return None
-        review = review_change(reviewed, cfg, model=self.model)
-        review = replace(review, notes=review.notes + cfg_notes + notes)
-        forge.publish(change, review, scope, cfg)
+        with tempfile.TemporaryDirectory(prefix="prereview-review-") as tmp:
+            ws = workspace.prepare(forge, change, self.cfg, Path(tmp))
+            change = ws.change
+            if job.auto and (why := skip_reason(change, ws.cfg.review)):
+                log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
+                return None
+            reviewed, scope, notes = change, None, tuple[str, ...]()
+            if last is not None:
+                reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
+                scope = parse(reviewed.diff_text)
+                since = last["head"][:12]
+                notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
+                reviewed, more = workspace.since(reviewed, last["head"], forge.kind)
+                notes += more
+            review = review_change(reviewed, ws.cfg, model=self.model)
+        s = review.stats
+        stats = replace(s, seconds_total=round(s.seconds_total + ws.seconds, 3))  # the fetch counts too
+        review = replace(review, notes=review.notes + ws.notes + notes, stats=stats)
+        forge.publish(change, review, scope, ws.cfg)
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
-        s = review.stats
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
 
     def _ask(self, job: Job, forge: ForgeSession) -> RunStats | None:

@@ -163,7 +163,7 @@ def test_tests_config_mapping_and_environment():
         {"tests": {"python": ".venv/bin/python", "budget_seconds": 60}, "test_command": "make test"}, env={}
     )
     assert (cfg.tests.python, cfg.tests.budget_seconds, cfg.test_cmd) == (".venv/bin/python", 60, "make test")
-    env = {"PREREVIEW_PYTHON": "/opt/py/bin/python3", "PREREVIEW_TEST_COMMAND": "tox -e py312"}
+    env = {"PREREVIEW_TESTS_PYTHON": "/opt/py/bin/python3", "PREREVIEW_TEST_COMMAND": "tox -e py312"}
     cfg = config_mod.build({"tests": "on"}, env=env)
     assert (cfg.tests.python, cfg.test_cmd, cfg.tests.enabled) == (
         "/opt/py/bin/python3",

@@ -274,3 +274,35 @@ def test_a_deletion_is_blamed_on_the_line_above_it():
     b = Breakage(("t::wrap",), run(passed=1), run(failed=1, output="wrap.py:4: in wrap\nE  assert\n"))
     assert localize(b, parse(DELETION)) == ("wrap.py", 3)
     assert changed_lines(parse(DIFF).files[0]) == [2, 4]
+
+
+def test_a_run_hook_merges_into_a_project_environments_env_prefix():
+    """The behaviour tracer's PYTHONPATH joins the project environment's import roots: with two `env`
+    prefixes the inner one would win, and the tracer plugin (or the project's src/) would not import."""
+    from bot.evidence.testrun import RunHook
+
+    hook = RunHook(args=("-p", "prereview_trace"), env=(("PYTHONPATH", ".trace"), ("SPEC", "s.json")))
+    argv = ["env", "PYTHONPATH=/r/src", "PYTHONNOUSERSITE=1", "/venv/bin/python", "-m", "pytest"]
+    assert hook.argv(argv) == [
+        "env", "PYTHONPATH=.trace:/r/src", "PYTHONNOUSERSITE=1", "SPEC=s.json",
+        "/venv/bin/python", "-m", "pytest", "-p", "prereview_trace",
+    ]  # fmt: skip
+    assert hook.argv(["python", "-m", "pytest"]) == [
+        "env", "PYTHONPATH=.trace", "SPEC=s.json", "python", "-m", "pytest", "-p", "prereview_trace",
+    ]  # fmt: skip
+
+
+def test_generated_calls_run_with_the_projects_interpreter_and_import_roots(tmp_path):
+    from bot.evidence.projectenv import ProjectEnv, python_command
+
+    built = ProjectEnv("built", ("/venv/bin/python", "-m", "pytest"), vars={"PYTHONPATH": "{root}/src"})
+    root = tmp_path / "work"
+    root.mkdir()
+    assert python_command(built, root, ["h.py"]) == [
+        "env",
+        f"PYTHONPATH={root}/src",
+        "/venv/bin/python",
+        "h.py",
+    ]
+    assert python_command(None, root, ["h.py"]) == ["python", "h.py"]
+    assert python_command(ProjectEnv("command", ("make", "test")), root, ["h.py"]) == ["python", "h.py"]

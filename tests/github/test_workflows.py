@@ -157,3 +157,19 @@ def test_the_plan_picks_extras_and_keys_per_mode(tmp_path: Path) -> None:
     assert "-cuda-" in cuda["wheel-key"] and cuda["wheel-key"] != local["wheel-key"]
     assert cuda["venv-key"] != local["venv-key"] and cuda["wheelhouse"] != local["wheelhouse"]
     assert _plan(tmp_path, PYTHON_VERSION="3.12.1")["venv-key"] != local["venv-key"]
+
+
+def test_test_command_and_tests_python_inputs_reach_the_config() -> None:
+    """The inputs become the env names bot.config reads (tests.command, tests.python), in the review step."""
+    from bot.config import ENV_OVERRIDES, build
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    review = next(s for s in action["runs"]["steps"] if s.get("id") == "review")
+    assert review["env"]["PREREVIEW_TEST_COMMAND"] == "${{ inputs.test-command }}"
+    assert review["env"]["PREREVIEW_TESTS_PYTHON"] == "${{ inputs.tests-python }}"
+    assert {"test-command", "tests-python"} <= set(action["inputs"])
+    assert ENV_OVERRIDES["PREREVIEW_TEST_COMMAND"] == "tests.command"
+    env = {"PREREVIEW_TEST_COMMAND": "tox -e py312", "PREREVIEW_TESTS_PYTHON": "/opt/py/bin/python"}
+    cfg = build({}, env=env)
+    assert (cfg.tests.command, cfg.tests.python) == ("tox -e py312", "/opt/py/bin/python")
+    assert build({}, env={"PREREVIEW_TEST_COMMAND": "", "PREREVIEW_TESTS_PYTHON": ""}).tests.command is None

@@ -157,7 +157,6 @@ def test_skipped_files_are_listed_in_coverage(make_repo, tmp_path: Path) -> None
     skipped = {s.path: s.reason for s in result.coverage.skipped}
     assert skipped == {
         "src/old.py": "file deleted",
-        "trim.py": "deletions only",
         "poetry.lock": "lock file",
         "third_party/lib/z.py": "vendored",
         "gen/api_pb2.py": "generated",
@@ -165,7 +164,7 @@ def test_skipped_files_are_listed_in_coverage(make_repo, tmp_path: Path) -> None
         "docs/guide.md": "matches review.exclude",
         "logo.png": "binary file",
     }
-    assert sorted(result.coverage.reviewed) == ["src/app.py", "tests/test_app.py"]
+    assert sorted(result.coverage.reviewed) == ["src/app.py", "tests/test_app.py", "trim.py"]
     # include narrows; skip_defaults off reviews the lock file
     result = run(change, cfg(include=["src/*"]), ScriptedModel())
     assert result.coverage.reviewed == ("src/app.py",)
@@ -175,7 +174,7 @@ def test_skipped_files_are_listed_in_coverage(make_repo, tmp_path: Path) -> None
 
 
 def test_nothing_reviewable_loads_no_model(make_repo) -> None:
-    change = fetch(make_repo({"a.py": "x = 1\ny = 2\n"}, {"a.py": "x = 1\n", "b.lock": "z\n"}))
+    change = fetch(make_repo({"a.py": "x = 1\ny = 2\n"}, {"a.py": None, "b.lock": "z\n"}))
 
     def no_model() -> ScriptedModel:
         raise AssertionError("the model must not be created")
@@ -472,9 +471,21 @@ def test_split_and_pack_lose_nothing(kinds, max_lines, tokens, budget) -> None:
     if len(hunk.lines) <= max_lines:
         assert pieces == [hunk]
     else:
-        assert all(len(p.lines) <= max_lines and not p.deletion_only for p in pieces)
+        assert all(len(p.lines) <= max_lines for p in pieces)
+        assert [ln for p in pieces for ln in p.lines] == list(hunk.lines)  # removed lines are shown too
     assert [ln for p in pieces for ln in p.added] == list(hunk.added)  # every added line once, in order
     sections = [Section(f"f{i}.py", hunk, f"s{i}", t) for i, t in enumerate(tokens)]
     chunks = context.pack(sections, budget)
     assert [s for c in chunks for s in c.sections] == sections
     assert all(c.tokens <= budget or len(c.sections) == 1 for c in chunks)
+
+
+def test_a_deletion_only_change_is_shown_to_the_model_with_the_function_as_it_is_now(make_repo) -> None:
+    base = "def save(f, data):\n    f.write(data)\n    f.flush()\n    f.close()\n    return len(data)\n"
+    head = base.replace("    f.close()\n", "")
+    model = script()
+    result = run(fetch(make_repo({"io.py": base}, {"io.py": head})), cfg(), model)
+    assert result.coverage.reviewed == ("io.py",) and not result.coverage.skipped
+    (prompt,) = [m[-1].content for m in model.requests]
+    assert re.search(r"^\s+- \s*f\.close\(\)$", prompt, re.M)  # what was removed
+    assert "def save(f, data):" in prompt and "return len(data)" in prompt  # the function as it is now

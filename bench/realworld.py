@@ -1,0 +1,688 @@
+"""A small real-world dev corpus from the git history of psf/requests, pallets/flask and python-attrs/attrs.
+
+No code of those projects is stored here: `bench/data/realworld.json` lists the cases (project, commit,
+kind, file, truth lines) and every case repository is rebuilt from a local clone of the project.
+
+    git clone https://github.com/psf/requests /tmp/rw-requests  # and pallets/flask, python-attrs/attrs
+    python bench/realworld.py build --clone requests=/tmp/rw-requests --clone flask=/tmp/rw-flask \\
+        --clone attrs=/tmp/rw-attrs                                # -> bench/data/realworld.json
+    python bench/realworld.py run --clone requests=/tmp/rw-requests ... --out bench/out/rw.jsonl
+    python bench/realworld.py report bench/out/rw.jsonl           # figures of a finished or partial run
+
+Selection rules (`build`; deterministic, newest first, no hand-picking):
+- commits considered: `git log --no-merges` of the clone's HEAD, single parent, no renames;
+- a **fix** commit: its message matches FIX_RE (fix/fixes/fixed/bug/bugfix/regression, or "closes/
+  resolves #N") and its subject not NOT_CODE_FIX_RE (typo, docs, comment, typing, tests, ...); it
+  modifies exactly one source file (a `.py` under the package folder, not a test) that existed in the
+  parent, with 1..MAX_FIX_LINES changed lines; it adds or changes at least one test file
+  (`.py` under tests/); any other file it touches is documentation (docs/, changelog.d/, *.rst, *.md, *.txt);
+- an **ordinary** commit: its message matches none of FIX_RE, BUGGY_RE (error, crash, wrong, issue, typo,
+  revert, ...) or CHORE_RE (release, version numbers, lint/format/typing-only, CI, ...); it modifies 1..3
+  existing source files with ORDINARY_LINES changed source lines in total; other files are tests or docs;
+- per project, the newest `--per-project` fix commits (each gives one `hidden` and one `kept` case) and the
+  newest `--per-project` ordinary commits.
+
+Case kinds (each a repo whose last commit is the change, reviewed as base=HEAD^, head=HEAD):
+- `hidden` (behaviour evidence, issue 16): base = the fix commit; head = the same tree with the source file
+  AND the fix's test files put back as they were before the fix (tests the fix added are deleted), so no
+  test catches the re-introduced bug. Truth: the head-side lines the revert touches (for a pure deletion,
+  the lines around it). Scored: a finding >= medium on the source file within +-2 lines of a truth line;
+  a behaviour finding must carry a concrete example in `evidence`. Also: how many of those located
+  findings carry such an example (evidence of a behaviour or test finding).
+- `kept` (project environments, issue 15): head = source file put back, the regression test kept (it
+  should fail at head). Scored: a `tests/broken` finding on the source file; whether the base test run
+  was usable (tests ran and some passed, not a failure as a whole; "clean": all passed), and whether a test
+  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure).
+  Reviewed twice (`--warm kept`, the default): cold (empty cache: environment and test results built) and
+  warm (same cache).
+- `ordinary`: base = the parent, head = the commit itself. Scored: findings >= medium per commit.
+
+`run` takes the cases round-robin over (kind, project), so any prefix of a run is balanced, and reviews
+each case in-process exactly as `prereview review --format json` does (runner.review_change; the PR title
+is blanked), with a fresh cache folder per case (PREREVIEW_CACHE_DIR), and records per case the
+whole-review time, the model's time and the test runs' time (base/head, from the test runner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data" / "realworld.json"
+
+PROJECTS: dict[str, dict[str, Any]] = {
+    "requests": {"slug": "psf/requests", "package": ("src/requests/", "requests/")},
+    "flask": {"slug": "pallets/flask", "package": ("src/flask/", "flask/")},
+    "attrs": {"slug": "python-attrs/attrs", "package": ("src/attr/", "src/attrs/", "attr/")},
+}
+IMPORT_NAME = {"requests": "requests", "flask": "flask", "attrs": "attr"}
+
+
+def installed_copy(project: str) -> str | None:
+    """Where this interpreter (the one today's test runs use) imports the project from, if installed: then
+    `import requests` in the project's tests finds that copy, not the change's tree."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(IMPORT_NAME[project])
+    return spec.origin if spec is not None else None
+
+
+FIX_RE = re.compile(
+    r"\b(fix|fixes|fixed|fixing|bug|bugs|bugfix|regression)\b|\b(closes|resolves)\s+#\d+", re.I
+)
+BUGGY_RE = re.compile(
+    r"\b(error|errors|crash|wrong|incorrect|correct|broken|break|issue|typo|revert|regress\w*|workaround|"
+    r"mistake|problem|fail\w*)\b",
+    re.I,
+)
+CHORE_RE = re.compile(
+    r"\b(release|released|version|bump|changelog|lint|linting|format|formatting|black|ruff|flake8|isort|"
+    r"pre-commit|typing|mypy|pyright|annotations?|type hints?|style|ci|tox|merge|whitespace|copyright|"
+    r"cleanup|clean up)\b|\bv?\d+\.\d+(\.\d+)?\b",
+    re.I,
+)
+NOT_CODE_FIX_RE = re.compile(
+    r"\b(typos?|spelling|docs?|documentation|docstrings?|comments?|wording|grammar|lint|typing|mypy|"
+    r"type hints?|annotations?|tests?)\b",
+    re.I,
+)  # in a fix commit's subject: the fix is not a behaviour change (or only in the tests)
+MAX_FIX_LINES = 12
+ORDINARY_LINES = (3, 60)
+DOC_SUFFIXES = (".rst", ".md", ".txt")
+IDENT = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
+FIXED_DATE = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env={**os.environ, **(env or {})},
+    ).stdout
+
+
+# --- selecting commits -------------------------------------------------------------------------------
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    time: int
+    subject: str
+    body: str
+    files: list[tuple[int, int, str]] = field(default_factory=list)  # added, removed, path
+
+    @property
+    def message(self) -> str:
+        return f"{self.subject}\n{self.body}"
+
+
+def log(clone: Path) -> list[Commit]:
+    """Non-merge commits of HEAD, newest first, with their numstat."""
+    out = git(
+        clone,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        "--numstat",
+        "--format=%x1e%H%x00%P%x00%ct%x00%s%x00%b%x00",
+    )
+    commits = []
+    for rec in out.split("\x1e")[1:]:
+        sha, parents, ct, subject, body, rest = rec.split("\x00", 5)
+        c = Commit(sha, parents.split(), int(ct), subject.strip(), body.strip())
+        for line in rest.strip().splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3:
+                a, r, p = parts
+                c.files.append((int(a) if a.isdigit() else -1, int(r) if r.isdigit() else -1, p))
+        commits.append(c)
+    return commits
+
+
+def is_test(path: str) -> bool:
+    parts = path.split("/")
+    return path.endswith(".py") and (
+        bool({"tests", "test", "testing"} & set(parts[:-1]))
+        or parts[-1].startswith("test_")
+        or parts[-1] == "conftest.py"
+    )
+
+
+def is_source(path: str, package: tuple[str, ...]) -> bool:
+    return path.endswith(".py") and path.startswith(package) and not is_test(path)
+
+
+def is_doc(path: str) -> bool:
+    return (
+        path.endswith(DOC_SUFFIXES)
+        or path.startswith(("docs/", "changelog.d/"))
+        or "/" not in path
+        and path.isupper()
+    )
+
+
+def _exists(clone: Path, rev: str, path: str) -> bool:
+    return (
+        subprocess.run(
+            ["git", "-C", str(clone), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
+        ).returncode
+        == 0
+    )
+
+
+def classify(c: Commit, package: tuple[str, ...], clone: Path | None = None) -> str | None:
+    """'fix', 'ordinary' or None, by the rules in the module docstring."""
+    if len(c.parents) != 1 or not c.files or any(a < 0 or r < 0 for a, r, _ in c.files):
+        return None  # merges, root commits, binary files
+    sources = [(a, r, p) for a, r, p in c.files if is_source(p, package)]
+    tests = [(a, r, p) for a, r, p in c.files if is_test(p)]
+    others = [p for _, _, p in c.files if not is_source(p, package) and not is_test(p)]
+    if any(not is_doc(p) for p in others):
+        return None
+
+    def existed(p: str) -> bool:
+        return clone is None or _exists(clone, c.parents[0], p)
+
+    if FIX_RE.search(c.message):
+        if NOT_CODE_FIX_RE.search(c.subject):
+            return None
+        if len(sources) != 1 or not tests or not any(a > 0 for a, _, _ in tests):
+            return None
+        a, r, p = sources[0]
+        if not 1 <= a + r <= MAX_FIX_LINES or not existed(p):
+            return None
+        return "fix"
+    if BUGGY_RE.search(c.message) or CHORE_RE.search(c.message):
+        return None
+    changed = sum(a + r for a, r, _ in sources)
+    small = 1 <= len(sources) <= 3 and ORDINARY_LINES[0] <= changed <= ORDINARY_LINES[1]
+    if small and all(existed(p) for _, _, p in sources):
+        return "ordinary"
+    return None
+
+
+def head_lines(clone: Path, fix: str, parent: str, path: str) -> list[int]:
+    """Lines of the parent's version (the re-introduced code) that differ from the fix's version."""
+    out = git(clone, "diff", "-U0", "--no-color", fix, parent, "--", path)
+    lines: set[int] = set()
+    for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", out, re.M):
+        start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
+        if count:
+            lines.update(range(start, start + count))
+        else:  # the revert only deletes: the lines on either side of the gap
+            lines.update({max(1, start), start + 1})
+    return sorted(lines)
+
+
+def select(name: str, clone: Path, per_project: int) -> list[dict[str, Any]]:
+    package = PROJECTS[name]["package"]
+    fixes: list[Commit] = []
+    ordinary: list[Commit] = []
+    for c in log(clone):  # newest first
+        if len(fixes) >= per_project and len(ordinary) >= per_project:
+            break
+        kind = classify(c, package, clone)
+        if kind == "fix" and len(fixes) < per_project:
+            fixes.append(c)
+        elif kind == "ordinary" and len(ordinary) < per_project:
+            ordinary.append(c)
+    out = []
+    for c in fixes:
+        src = next(p for _, _, p in c.files if is_source(p, package))
+        tests = sorted(p for _, _, p in c.files if is_test(p))
+        truth = head_lines(clone, c.sha, c.parents[0], src)
+        for kind in ("hidden", "kept"):
+            out.append(_entry(name, c, kind, [src], tests, truth))
+    for c in ordinary:
+        srcs = sorted(p for _, _, p in c.files if is_source(p, package))
+        out.append(_entry(name, c, "ordinary", srcs, sorted(p for _, _, p in c.files if is_test(p)), []))
+    return out
+
+
+def _entry(
+    name: str, c: Commit, kind: str, files: list[str], tests: list[str], truth: list[int]
+) -> dict[str, Any]:
+    return {
+        "id": f"{name}-{kind}-{c.sha[:10]}",
+        "project": name,
+        "repo": PROJECTS[name]["slug"],
+        "commit": c.sha,
+        "parent": c.parents[0],
+        "kind": kind,
+        "files": files,
+        "test_files": tests,
+        "truth_lines": truth,
+        "subject": c.subject[:100],
+    }
+
+
+# --- building one case repo --------------------------------------------------------------------------
+
+
+def materialize(case: dict[str, Any], clone: Path, out: Path) -> Path:
+    """The case as a git repo at `out` whose HEAD^..HEAD is the change (objects shared with the clone)."""
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(clone), str(out)], check=True)
+    if case["kind"] == "ordinary":
+        git(out, "checkout", "-q", "--detach", case["commit"])
+        return out
+    git(out, "checkout", "-q", "--detach", case["commit"])
+    put_back = list(case["files"]) + (case["test_files"] if case["kind"] == "hidden" else [])
+    for path in put_back:
+        target = out / path
+        if _exists(out, case["parent"], path):
+            target.write_bytes(
+                subprocess.run(
+                    ["git", "-C", str(out), "show", f"{case['parent']}:{path}"],
+                    check=True,
+                    capture_output=True,
+                ).stdout
+            )
+        else:
+            target.unlink()
+    git(out, "add", "-A", "--", *put_back)
+    git(out, *IDENT, "commit", "-q", "--no-verify", "-m", "change", env=FIXED_DATE)
+    return out
+
+
+# --- reviewing and scoring ---------------------------------------------------------------------------
+
+MEDIUM = 2  # severity_rank("medium"); checked against bot.types at run time
+
+
+def example_of(f: dict[str, Any]) -> bool:
+    """A finding that carries a concrete example: a behaviour or test finding with evidence text."""
+    ev = (f.get("evidence") or "").strip()
+    if not ev or ev.startswith(("self-check", "not confirmed")):
+        return False
+    return f.get("source") == "behaviour" or f.get("rule_id") == "tests/broken"
+
+
+def source_of(f: dict[str, Any]) -> str:
+    if f.get("rule_id") == "tests/broken":
+        return "tests"
+    return str(f.get("source") or "model")
+
+
+def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    strong = [f for f in findings if f["rank"] >= MEDIUM]
+    files = set(case["files"])
+    row: dict[str, Any] = {"n_findings": len(findings), "n_strong": len(strong)}
+    if case["kind"] in ("hidden", "kept"):
+        located = [
+            f
+            for f in strong
+            if f["path"] in files
+            and any(f["line"] - 2 <= n <= (f.get("end_line") or f["line"]) + 2 for n in case["truth_lines"])
+        ]
+        ok = [f for f in located if f.get("source") != "behaviour" or example_of(f)]
+        row |= {
+            "detected": bool(ok),
+            "with_example": any(example_of(f) for f in located),
+            "detected_by": sorted({source_of(f) for f in ok}),
+        }
+    if case["kind"] == "kept":
+        row["tests_flagged"] = any(
+            f.get("rule_id") == "tests/broken" and f["path"] in files for f in findings
+        )
+    base = next((r for r in runs if r["which"] == "base"), None)
+    head = next((r for r in runs if r["which"] == "head"), None)
+    row["tests_ran"] = base is not None
+    row["base_usable"] = bool(base and not base["timed_out"] and (base["ok"] or base["passed"] > 0))
+    row["base_summary"] = base["summary"] if base else None
+    row["head_summary"] = head["summary"] if head else None
+    tests = tuple(case["test_files"])
+    was = set(base["failing"]) if base else set()
+    row["base_clean"] = bool(base and base["ok"])
+    row["regression_fails_at_head"] = bool(
+        head
+        and tests
+        and any(t not in was and (t.split("::")[0] in tests or t.startswith(tests)) for t in head["failing"])
+    )
+    return row
+
+
+class RunRecorder:
+    """Wraps the test runner's per-commit run (bench instrumentation only): which commit, how long, result."""
+
+    def __init__(self) -> None:
+        self.runs: list[dict[str, Any]] = []
+        self.base = self.head = ""
+        from bot.evidence import testrun
+
+        cls = testrun.TestRunner
+        original = cls.at_commit
+        rec = self
+
+        def at_commit(this: Any, repo: Path, commit: str) -> Any:
+            t0 = time.monotonic()
+            res = original(this, repo, commit)
+            rec.runs.append(
+                {
+                    "which": "base" if commit == rec.base else "head" if commit == rec.head else commit[:12],
+                    "seconds": round(time.monotonic() - t0, 2),
+                    "ok": res.ok,
+                    "passed": res.passed,
+                    "failed": res.failed,
+                    "errors": res.errors,
+                    "failing": list(res.failing)[:50],
+                    "timed_out": res.timed_out,
+                    "summary": res.summary(),
+                    "tail": res.output[-300:],
+                }
+            )
+            return res
+
+        cls.at_commit = at_commit  # type: ignore[method-assign]
+
+
+def review_case(
+    case: dict[str, Any], repo: Path, cfg: Any, lazy: Any, rec: RunRecorder, cache: Path
+) -> dict[str, Any]:
+    from bot.forges.local import LocalForge
+    from bot.pipeline import run as runner
+    from bot.render.json_out import render_json
+    from bot.types import ChangeRef
+
+    os.environ["PREREVIEW_CACHE_DIR"] = str(cache)
+    change = LocalForge().fetch(ChangeRef("local", str(repo), base="HEAD^", head="HEAD"))
+    change = replace(change, title="")  # the commit subject may name the fix: never show it
+    rec.base, rec.head, rec.runs = change.base_sha, change.head_sha, []
+    t0 = time.monotonic()
+    review = runner.review_change(change, cfg, model=lazy)
+    seconds = time.monotonic() - t0
+    doc = json.loads(render_json(review))  # what `prereview review --format json` prints
+    findings = [{**f, "rank": _rank(f.get("severity", "info"))} for f in doc.get("findings", [])]
+    return {
+        "seconds": round(seconds, 2),
+        "seconds_model": review.stats.seconds_model,
+        "seconds_tests": round(sum(r["seconds"] for r in rec.runs), 2),
+        "runs": list(rec.runs),
+        "notes": list(review.notes),
+        "skipped": doc.get("coverage", {}).get("skipped", []),
+        "findings": findings,
+    }
+
+
+def _rank(sev: str) -> int:
+    from bot.types import severity_rank
+
+    try:
+        return severity_rank(sev)
+    except Exception:
+        return 0
+
+
+def interleave(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Round-robin over (project, kind), each in the data file's order: any prefix of a run is balanced."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in cases:
+        groups[(c["project"], c["kind"])].append(c)
+    queues = [groups[k] for k in sorted(groups, key=lambda k: (k[1], k[0]))]
+    out: list[dict[str, Any]] = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def _clones(values: list[str]) -> dict[str, Path]:
+    out = {}
+    for v in values:
+        name, _, path = v.partition("=")
+        if not path:
+            raise SystemExit(f"--clone wants NAME=DIR (NAME one of {', '.join(PROJECTS)}), got {v!r}")
+        if name not in PROJECTS:
+            raise SystemExit(f"unknown project {name!r}; one of {', '.join(PROJECTS)}")
+        if not (Path(path) / ".git").exists() and not (Path(path) / "HEAD").exists():
+            raise SystemExit(
+                f"{path} is not a git clone; git clone https://github.com/{PROJECTS[name]['slug']} {path}"
+            )
+        out[name] = Path(path).resolve()
+    return out
+
+
+def cmd_build(args: argparse.Namespace) -> None:
+    clones = _clones(args.clone)
+    cases = []
+    for name, clone in clones.items():
+        got = select(name, clone, args.per_project)
+        head = git(clone, "rev-parse", "HEAD").strip()
+        print(
+            f"{name}: HEAD {head[:12]}, {sum(c['kind'] == 'hidden' for c in got)} fix commits, "
+            f"{sum(c['kind'] == 'ordinary' for c in got)} ordinary",
+            file=sys.stderr,
+        )
+        cases += got
+    doc = {
+        "about": "bench/realworld.py build: cases rebuilt from clones of these projects; see its docstring",
+        "heads": {n: git(c, "rev-parse", "HEAD").strip() for n, c in clones.items()},
+        "per_project": args.per_project,
+        "cases": cases,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"{len(cases)} cases -> {args.out}", file=sys.stderr)
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(ROOT))
+    from bot.models.catalog import resolve
+    from bot.pipeline import run as runner
+    from bot.types import severity_rank
+
+    assert severity_rank("medium") == MEDIUM
+    clones = _clones(args.clone)
+    cases = [c for c in json.loads(args.data.read_text())["cases"] if c["kind"] in args.kinds.split(",")]
+    cases = [c for c in cases if c["project"] in clones]
+    cases = interleave(cases)
+    if args.limit:
+        cases = cases[: args.limit]
+    name = args.model or "qwen2.5-coder-1.5b"
+    model_path = name if name.endswith(".gguf") else str(resolve(name))  # before the cache folder moves
+    overrides: dict[str, Any] = {
+        "model.name": model_path,
+        "patches.enabled": False,
+        "sandbox.timeout": args.test_timeout,
+    }
+    cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
+    lazy = runner.LazyModel(cfg, runner.Quiet())
+    lazy()  # load once: model load time is not review time
+    rec = RunRecorder()
+    out = args.out or ROOT / "bench" / "out" / f"realworld-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if args.resume and out.exists():
+        done = {json.loads(x)["id"] for x in out.read_text().splitlines() if x.strip()}
+    warm_kinds = set(args.warm.split(",")) if args.warm else set()
+    print(f"realworld: {len(cases)} cases, model {name}, results -> {out}", file=sys.stderr)
+    with out.open("a") as sink:
+        for i, c in enumerate(cases, 1):
+            if c["id"] in done:
+                continue
+            row: dict[str, Any] = {**c, "model": name, "interpreter_has": installed_copy(c["project"])}
+            with tempfile.TemporaryDirectory(prefix="prereview-rw-") as tmp:
+                try:
+                    repo = materialize(c, clones[c["project"]], Path(tmp) / "repo")
+                    cold = review_case(c, repo, cfg, lazy, rec, Path(tmp) / "cache")
+                    row |= cold | score(c, cold["findings"], cold["runs"])
+                    if c["kind"] in warm_kinds:
+                        warm = review_case(c, repo, cfg, lazy, rec, Path(tmp) / "cache")
+                        row["warm"] = {k: warm[k] for k in ("seconds", "seconds_model", "seconds_tests")}
+                except Exception as exc:  # a failing case is a figure, not the end of the run
+                    row |= {"error": f"{type(exc).__name__}: {exc}"[:300], "findings": [], "n_strong": 0}
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()
+            print(
+                f"[{i}/{len(cases)}] {c['id']}: {_mark(row)} ({row.get('n_strong', 0)} >=medium, "
+                f"cold {row.get('seconds', '?')}s"
+                + (f", warm {row['warm']['seconds']}s" if row.get("warm") else "")
+                + f", tests {row.get('base_summary')} / {row.get('head_summary')})",
+                file=sys.stderr,
+            )
+    rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    print(summarize(rows))
+
+
+def _mark(row: dict[str, Any]) -> str:
+    if row.get("error"):
+        return "ERROR " + row["error"][:80]
+    if row["kind"] == "hidden":
+        return "hit" if row["detected"] else "MISS"
+    if row["kind"] == "kept":
+        return "tests flagged" if row["tests_flagged"] else "tests MISS"
+    return "quiet" if not row["n_strong"] else "NOISY"
+
+
+# --- figures -----------------------------------------------------------------------------------------
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:5.1f}% ({n}/{d})" if d else "n/a"
+
+
+def _med(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.1f}s" if xs else "n/a"
+
+
+def summarize(rows: list[dict[str, Any]]) -> str:
+    rows = list({r["id"]: r for r in rows}.values())  # a case in several files counts once (the last)
+    rows = [r if r.get("error") else {**r, **score(r, r["findings"], r.get("runs", []))} for r in rows]
+    lines = []
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
+    counts = defaultdict(lambda: defaultdict(int))
+    for r in rows:
+        counts[r["project"]][r["kind"]] += 1
+    lines.append(
+        "cases: "
+        + "; ".join(
+            f"{p} " + ", ".join(f"{k} {n}" for k, n in sorted(v.items())) for p, v in sorted(counts.items())
+        )
+    )
+    ok = [r for r in rows if not r.get("error")]
+    h = [r for r in ok if r["kind"] == "hidden"]
+    if h:
+        srcs: dict[str, int] = defaultdict(int)
+        for r in h:
+            for s in r.get("detected_by", []) if r["detected"] else []:
+                srcs[s] += 1
+        hit, example = sum(r["detected"] for r in h), sum(r["with_example"] for r in h)
+        lines.append(
+            f"hidden   flagged on the right lines (>=medium, +-2) {_pct(hit, len(h))}; "
+            f"with a concrete example {_pct(example, len(h))}; by source: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(srcs.items())) or "none")
+        )
+    k = [r for r in ok if r["kind"] == "kept"]
+    if k:
+        fails = [r for r in k if r["regression_fails_at_head"]]
+        flagged, usable = sum(r["tests_flagged"] for r in k), sum(r["base_usable"] for r in k)
+        clean, fails_flagged = (
+            sum(r.get("base_clean", False) for r in k),
+            sum(r["tests_flagged"] for r in fails),
+        )
+        lines.append(
+            f"kept     tests flagged it {_pct(flagged, len(k))} (any source on the right lines "
+            f"{_pct(sum(r['detected'] for r in k), len(k))}); "
+            f"base run usable {_pct(usable, len(k))} "
+            f"(clean {_pct(clean, len(k))}); "
+            f"regression test newly failed at head {_pct(len(fails), len(k))}, "
+            f"of those flagged {_pct(fails_flagged, len(fails))}"
+        )
+    o = [r for r in ok if r["kind"] == "ordinary"]
+    if o:
+        lines.append(
+            f"ordinary >=medium findings per commit {sum(r['n_strong'] for r in o) / len(o):.2f}; quiet "
+            f"{_pct(sum(not r['n_strong'] for r in o), len(o))}"
+        )
+    lines.append(
+        f"base test run usable (all kinds) {_pct(sum(r.get('base_usable', False) for r in ok), len(ok))}"
+    )
+    for kind, rs in sorted(by_kind.items()):
+        rs = [r for r in rs if not r.get("error")]
+        warm = [r["warm"] for r in rs if r.get("warm")]
+        tests = _med([r["seconds_tests"] for r in rs])
+        lines.append(
+            f"time {kind:<9} median review {_med([r['seconds'] for r in rs])} (model "
+            f"{_med([r['seconds_model'] for r in rs])}, tests base+head {tests})"
+            + (
+                f"; warm review {_med([w['seconds'] for w in warm])} "
+                f"(tests {_med([w['seconds_tests'] for w in warm])})"
+                if warm
+                else ""
+            )
+        )
+    notes: dict[str, int] = defaultdict(int)
+    for r in ok:
+        for n in r.get("notes", []):
+            notes[n[:110]] += 1
+    for n, c in sorted(notes.items(), key=lambda x: -x[1])[:6]:
+        lines.append(f"note x{c}: {n}")
+    summaries: dict[str, int] = defaultdict(int)
+    for r in ok:
+        summaries[f"base {r.get('base_summary')}"] += 1
+    lines.append(
+        "base runs: " + "; ".join(f"{k} x{v}" for k, v in sorted(summaries.items(), key=lambda x: -x[1]))
+    )
+    has = {r["project"]: r["interpreter_has"] for r in rows if "interpreter_has" in r}
+    if has:
+        lines.append(
+            "prereview's interpreter has the project installed (tests that run with it import that copy): "
+            + ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in sorted(has.items()))
+        )
+    lines.append(f"errors: {sum(1 for r in rows if r.get('error'))}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    clone_help = "NAME=DIR: a local git clone of a project (requests, flask, attrs); repeat for each"
+    b = sub.add_parser("build", help="select the cases from the clones' history -> JSON")
+    b.add_argument("--clone", action="append", required=True, help=clone_help)
+    b.add_argument("--per-project", type=int, default=3, help="fix commits and ordinary commits per project")
+    b.add_argument("--out", type=Path, default=DATA)
+    r = sub.add_parser("run", help="review every case and print the figures")
+    r.add_argument("--clone", action="append", required=True, help=clone_help)
+    r.add_argument("--data", type=Path, default=DATA)
+    r.add_argument("--kinds", default="hidden,kept,ordinary")
+    r.add_argument("--limit", type=int, default=0)
+    r.add_argument("--model", help="catalog name or .gguf path (default qwen2.5-coder-1.5b)")
+    r.add_argument("--config", type=Path, help="a .prereview.yml to review with")
+    r.add_argument("--test-timeout", type=float, default=300.0, help="seconds before a test run is killed")
+    r.add_argument(
+        "--warm", default="kept", help="kinds reviewed a second time with the same cache ('' = none)"
+    )
+    r.add_argument("--out", type=Path, help="JSONL of per-case results (appended; --resume skips done)")
+    r.add_argument("--resume", action="store_true")
+    p = sub.add_parser("report", help="figures of existing JSONL files")
+    p.add_argument("files", type=Path, nargs="+")
+    args = ap.parse_args(argv)
+    if args.cmd == "build":
+        cmd_build(args)
+    elif args.cmd == "run":
+        cmd_run(args)
+    else:
+        print(summarize([json.loads(x) for f in args.files for x in f.read_text().splitlines() if x.strip()]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Behaviour evidence: changed callables run at base and head on the same inputs, differences judged."""

@@ -1,0 +1,231 @@
+"""The functions and methods a change touches, from the AST at base and at head, mapped from the hunks.
+
+A callable counts when an added line falls inside its body at head, or a removed line inside its body at
+base (a removed `close()` or check changes behaviour as much as an added line). Nested definitions count
+as the innermost one. Only parsing happens here: nothing of the change is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...change.diff import Diff, FileDiff
+
+Reader = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    annotation: str | None  # source text of the annotation
+    has_default: bool
+    kind: str  # "positional" | "keyword" | "varargs" | "varkw"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """One changed callable. Spans are (first, last) line numbers, decorators included."""
+
+    path: str
+    qualname: str  # as Python's co_qualname spells it: Class.method, f.<locals>.g
+    kind: str  # "modified" | "added" | "lost-lines" (only removed lines inside it)
+    head_span: tuple[int, int] | None
+    base_span: tuple[int, int] | None
+    anchor: int  # head line a finding about it sits on (first added line, else above the removal)
+    signature: str  # the `def` line(s) at head
+    docstring: str
+    params: tuple[Param, ...]
+    is_method: bool  # first parameter is self/cls of an enclosing class
+    is_async: bool
+    is_generator: bool
+    head_source: str = ""
+    base_source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}::{self.qualname}"
+
+
+@dataclass(frozen=True)
+class _Def:
+    qualname: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    span: tuple[int, int]
+    is_method: bool
+
+
+def definitions(source: str) -> list[_Def]:
+    """Every function/method in a module with its qualified name; [] when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[_Def] = []
+
+    def walk(node: ast.AST, prefix: str, in_class: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                out.append(_Def(q, child, (first, child.end_lineno or child.lineno), in_class))
+                walk(child, f"{q}.<locals>.", False)
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.", True)
+            elif not isinstance(child, (ast.Lambda,)):
+                walk(child, prefix, in_class)
+
+    walk(tree, "", False)
+    return out
+
+
+def _innermost(defs: list[_Def], line: int) -> _Def | None:
+    inside = [d for d in defs if d.span[0] <= line <= d.span[1]]
+    return min(inside, key=lambda d: d.span[1] - d.span[0]) if inside else None
+
+
+def changed_callables(
+    diff: Diff, read_base: Reader, read_head: Reader, *, is_test: Callable[[str], bool]
+) -> list[Changed]:
+    """The callables of the changed Python files (test files excluded), in file and line order."""
+    out: list[Changed] = []
+    for f in diff.files:
+        if not f.path.endswith(".py") or f.status == "deleted" or f.is_binary or is_test(f.path):
+            continue
+        head = read_head(f.path)
+        if head is None:
+            continue
+        base = read_base(f.old_path) if f.status != "added" else None
+        out += _changed_in_file(f, base or "", head)
+    return out
+
+
+def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
+    head_defs, base_defs = definitions(head), definitions(base)
+    base_by_name = {d.qualname: d for d in base_defs}
+    head_by_name = {d.qualname: d for d in head_defs}
+    added: dict[str, list[int]] = {}
+    removed: dict[str, list[int]] = {}
+    removal_anchor: dict[str, int] = {}
+    for h in f.hunks:
+        prev_new: int | None = None
+        for ln in h.lines:
+            if ln.kind == "+" and ln.new_no is not None:
+                d = _innermost(head_defs, ln.new_no)
+                if d is not None:
+                    added.setdefault(d.qualname, []).append(ln.new_no)
+            elif ln.kind == "-" and ln.old_no is not None:
+                d = _innermost(base_defs, ln.old_no)
+                if d is not None:
+                    removed.setdefault(d.qualname, []).append(ln.old_no)
+                    if prev_new is not None:
+                        removal_anchor.setdefault(d.qualname, prev_new)
+            if ln.new_no is not None:
+                prev_new = ln.new_no
+    head_lines, base_lines = head.splitlines(), base.splitlines()
+    out: list[Changed] = []
+    for q in dict.fromkeys([*added, *removed]):
+        hd, bd = head_by_name.get(q), base_by_name.get(q)
+        if hd is None:  # removed or renamed at head: nothing to call there
+            continue
+        kind = "added" if bd is None else ("modified" if q in added else "lost-lines")
+        anchor = added[q][0] if q in added else removal_anchor.get(q, hd.node.lineno)
+        anchor = min(max(anchor, hd.span[0]), hd.span[1])
+        out.append(_record(f.path, hd, bd, kind, anchor, head_lines, base_lines))
+    return sorted(out, key=lambda c: c.anchor)
+
+
+def _record(
+    path: str, hd: _Def, bd: _Def | None, kind: str, anchor: int, head_lines: list[str], base_lines: list[str]
+) -> Changed:
+    node = hd.node
+    body_start = node.body[0].lineno if node.body else node.lineno
+    signature = "\n".join(head_lines[node.lineno - 1 : max(node.lineno, body_start - 1)]).strip()
+    params = _params(node.args)
+    is_method = hd.is_method and bool(params) and params[0].name in ("self", "cls")
+    if is_method and any(_decorator_name(d) == "staticmethod" for d in node.decorator_list):
+        is_method = False
+    gen = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+    return Changed(
+        path=path,
+        qualname=hd.qualname,
+        kind=kind,
+        head_span=hd.span,
+        base_span=bd.span if bd else None,
+        anchor=anchor,
+        signature=signature,
+        docstring=ast.get_docstring(node) or "",
+        params=params,
+        is_method=is_method,
+        is_async=isinstance(node, ast.AsyncFunctionDef),
+        is_generator=gen,
+        head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
+        base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
+    )
+
+
+def _params(a: ast.arguments) -> tuple[Param, ...]:
+    def ann(x: ast.arg) -> str | None:
+        return ast.unparse(x.annotation) if x.annotation is not None else None
+
+    positional = [*a.posonlyargs, *a.args]
+    n_defaults = len(a.defaults)
+    out = [
+        Param(x.arg, ann(x), i >= len(positional) - n_defaults, "positional")
+        for i, x in enumerate(positional)
+    ]
+    if a.vararg:
+        out.append(Param(a.vararg.arg, ann(a.vararg), True, "varargs"))
+    out += [
+        Param(x.arg, ann(x), d is not None, "keyword")
+        for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
+    ]
+    if a.kwarg:
+        out.append(Param(a.kwarg.arg, ann(a.kwarg), True, "varkw"))
+    return tuple(out)
+
+
+def _decorator_name(d: ast.expr) -> str:
+    if isinstance(d, ast.Name):
+        return d.id
+    if isinstance(d, ast.Attribute):
+        return d.attr
+    return ""
+
+
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    """Nodes of a function body, not descending into nested functions, classes or lambdas."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        out.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def int_literals(c: Changed) -> list[int]:
+    """Integer constants in the callable's code at base and head (boundary values come from these)."""
+    found: set[int] = set()
+    for src in (c.head_source, c.base_source):
+        try:
+            tree = ast.parse(_dedent(src))
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and type(n.value) is int and abs(n.value) < 10_000:
+                found.add(n.value)
+    return sorted(found)
+
+
+def _dedent(src: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(src)

@@ -1,0 +1,160 @@
+"""Base against head, call by call: the same callable on the same inputs giving a different result.
+
+Calls are matched by (test id, callable, argument reprs, n-th such call in that test), so an extra or a
+missing call at head shifts nothing; a call only one side made is not evidence (its inputs differ).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """One observed call: where it came from, its inputs, what it did."""
+
+    callable: str  # "path::qualname"
+    origin: str  # a test id, or "doctest", "hypothesis", "boundary", "model"
+    args: tuple[tuple[str, str], ...]  # (name, repr) in call order
+    result: dict[
+        str, Any
+    ]  # {"kind": "return", "repr"} | {"kind": "raise", "type", "message"} | timeout | crash
+    mutated: tuple[tuple[str, str], ...] = ()  # (name, repr after the call) for arguments it changed
+    expr: str = ""  # the call as written (doctest), else built from args
+    want: str | None = None  # a doctest example's expected output
+
+    def text(self) -> str:
+        if self.expr:
+            return self.expr
+        name = self.callable.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+        shown = [r for n, r in self.args if n not in ("self", "cls")]
+        return f"{name}({', '.join(shown)})"
+
+
+@dataclass(frozen=True)
+class Difference:
+    callable: str
+    call: str  # e.g. "sieve(10)"
+    origin: str
+    before: str  # e.g. "[2, 3, 5, 7]"
+    after: str
+    base: dict[str, Any]
+    head: dict[str, Any]
+    args: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def head_failed(self) -> bool:
+        """Head raises, hangs or crashes where base returned."""
+        return self.base.get("kind") == "return" and self.head.get("kind") in ("raise", "timeout", "crash")
+
+    def example(self) -> str:
+        return f"{self.call}: before {self.before}; after {self.after}"
+
+
+def describe(result: dict[str, Any], mutated: tuple[tuple[str, str], ...] = ()) -> str:
+    kind = result.get("kind")
+    if kind == "return":
+        text = str(result.get("repr"))
+    elif kind == "raise":
+        msg = result.get("message") or ""
+        text = f"raises {result.get('type')}" + (f": {msg}" if msg else "")
+    elif kind == "timeout":
+        text = f"hangs (no result after {result.get('seconds', '?')}s)"
+    elif kind == "crash":
+        text = "crashes the interpreter"
+    else:
+        text = f"cannot be called ({result.get('type', kind)}: {result.get('message', '')})"
+    if mutated:
+        text += " and changes " + ", ".join(f"{n} to {r}" for n, r in mutated)
+    return text
+
+
+def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
+    """Calls of a tracer file (JSON lines), and the calls it dropped per callable (over the cap)."""
+    calls: list[Call] = []
+    dropped: dict[str, int] = {}
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if "dropped" in rec:
+            dropped.update(rec["dropped"])
+            continue
+        try:
+            calls.append(
+                Call(
+                    callable=rec["callable"],
+                    origin=rec["test"],
+                    args=tuple((str(k), str(v)) for k, v in rec["args"].items()),
+                    result=rec["result"],
+                    mutated=tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items())),
+                )
+            )
+        except (KeyError, AttributeError, TypeError):
+            continue
+    return calls, dropped
+
+
+def _keyed(calls: Iterable[Call]) -> dict[tuple[str, str, tuple[tuple[str, str], ...], str, int], Call]:
+    seen: dict[tuple[str, str, tuple[tuple[str, str], ...], str], int] = {}
+    out = {}
+    for c in calls:
+        k = (c.origin, c.callable, c.args, c.expr)
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        out[(k[0], k[1], k[2], k[3], n)] = c
+    return out
+
+
+def same(a: Call, b: Call) -> bool:
+    return _outcome(a) == _outcome(b)
+
+
+def _outcome(c: Call) -> tuple[Any, ...]:
+    r = c.result
+    kind = r.get("kind")
+    if kind == "return":
+        return (kind, r.get("repr"), c.mutated)
+    if kind == "raise":
+        return (kind, r.get("type"), r.get("message"), c.mutated)
+    return (kind,)
+
+
+def differences(
+    base: Iterable[Call], head: Iterable[Call], *, limit_per_callable: int = 8
+) -> list[Difference]:
+    """Head calls whose inputs base saw too, with another result; at most a few per callable."""
+    b = _keyed(base)
+    out: list[Difference] = []
+    per: dict[str, int] = {}
+    shown: set[tuple[str, str, str, str]] = set()
+    for key, hc in _keyed(head).items():
+        bc = b.get(key)
+        if bc is None or same(bc, hc):
+            continue
+        d = Difference(
+            callable=hc.callable,
+            call=hc.text(),
+            origin=hc.origin,
+            before=describe(bc.result, bc.mutated),
+            after=describe(hc.result, hc.mutated),
+            base=bc.result,
+            head=hc.result,
+            args=hc.args,
+        )
+        sig = (d.callable, d.call, d.before, d.after)
+        if sig in shown or per.get(d.callable, 0) >= limit_per_callable:
+            continue
+        shown.add(sig)
+        per[d.callable] = per.get(d.callable, 0) + 1
+        out.append(d)
+    # head failures first: they are judged without the model
+    return sorted(out, key=lambda d: not d.head_failed)
+
+
+def reached(calls: Iterable[Call]) -> set[str]:
+    return {c.callable for c in calls}

@@ -1,0 +1,271 @@
+"""The behaviour-evidence engine (its pipeline stage: bot/evidence/behaviour_stage.py): changed callables
+-> observed and generated calls at base and head -> differences -> findings (bugs) and behaviour changes
+(intended), within a time budget.
+
+Python only for now. The language seam is `LANGUAGES`: a language contributes a way to find its changed
+callables and to run them (tracer for its test runner, harness for generated calls); JS/TS and Go would
+add entries there.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...change.diff import Diff
+from ...config import Config
+from ...models import Model
+from ...progress import Progress, Quiet
+from ...sandbox import Sandbox
+from ...sandbox import create as create_sandbox
+from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
+from .. import testrun
+from ..projectenv import ProjectEnv
+from . import compare, generate, harness, judge
+from .callables import Changed, changed_callables
+from .compare import Call, Difference
+from .generate import Input
+
+ModelFactory = Callable[[], Model]
+Reader = Callable[[str], "str | None"]
+LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
+
+
+@dataclass
+class BehaviourEvidence:
+    change: ChangeRequest
+    cfg: Config
+    read_base: Reader
+    read_head: Reader
+    targets: list[Changed] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # what was not compared, and why
+    changes: list[BehaviourChange] = field(default_factory=list)
+    examples: dict[str, list[judge.Example]] = field(default_factory=dict)  # fingerprint -> inputs to restore
+    seconds: float = 0.0
+    seconds_model: float = 0.0
+    sandbox: Sandbox | None = None
+    env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
+    _hook: testrun.RunHook | None = None
+
+    @classmethod
+    def prepare(
+        cls, change: ChangeRequest, cfg: Config, diff: Diff, read_base: Reader, read_head: Reader
+    ) -> BehaviourEvidence | None:
+        """None when the stage is off or has nothing to look at (no changed Python callable, no checkout)."""
+        if not cfg.behaviour.enabled or change.workdir is None:
+            return None
+        stage = cls(change, cfg, read_base, read_head)
+        stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
+        others = sorted(
+            {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
+        )
+        if others:
+            stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
+        if not stage.targets and not stage.skipped:
+            return None
+        return stage
+
+    # -------------------------------------------------------------- observing the test runs
+
+    def trace_hook(self, argv: list[str]) -> testrun.RunHook | None:
+        """Extras for the tests stage's runs at base and head: the tracer plugin, for pytest commands."""
+        if not self.targets:
+            return None
+        if not harness.is_pytest(argv):
+            self.notes.append(
+                "behaviour: the test command is not pytest, so calls from the tests were not recorded"
+            )
+            return None
+        self._hook = harness.trace_hook(self.targets, max_calls=self.cfg.behaviour.max_calls)
+        return self._hook
+
+    def _traced(self, tests: object) -> tuple[list[Call], list[Call]]:
+        runner = getattr(tests, "runner", None)
+        if self._hook is None or runner is None or getattr(tests, "head", None) is None:
+            return [], []
+        base, _ = compare.from_trace(runner.collected_at(self.change.base_sha, self._hook))
+        head, dropped = compare.from_trace(runner.collected_at(self.change.head_sha, self._hook))
+        for key, n in dropped.items():
+            self.notes.append(
+                f"behaviour: {n} more call(s) of {key.split('::')[-1]} in the tests not recorded (max_calls)"
+            )
+        return base, head
+
+    # -------------------------------------------------------------- the stage
+
+    def run(
+        self,
+        findings: list[Finding],
+        *,
+        tests: object | None = None,
+        model: ModelFactory | None = None,
+        progress: Progress | None = None,
+    ) -> list[Finding]:
+        """Findings plus the stage's own; intended changes collect in `self.changes`."""
+        progress = progress or Quiet()
+        t0 = time.monotonic()
+        deadline = t0 + self.cfg.behaviour.budget_seconds
+        try:
+            return findings + self._run(tests, model, progress, deadline)
+        finally:
+            self.seconds = round(time.monotonic() - t0, 3)
+
+    def _run(
+        self, tests: object | None, model: ModelFactory | None, progress: Progress, deadline: float
+    ) -> list[Finding]:
+        if not self.targets:
+            return []
+        base_calls, head_calls = self._traced(tests)
+        self.sandbox = self.sandbox or getattr(tests, "sandbox", None)  # where patches of its findings rerun
+        self.env = self.env or getattr(tests, "env", None)
+        # calls made by tests that fail at head are the tests stage's evidence already
+        head_run = getattr(tests, "head", None)
+        failing = set(getattr(head_run, "failing", ()))
+        diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
+        seen = compare.reached(base_calls) | compare.reached(head_calls)
+        unreached = [c for c in self.targets if c.key not in seen]
+        new_calls: list[Call] = []
+        if unreached:
+            sandbox = self._sandbox(getattr(tests, "sandbox", None))
+            if sandbox is None:
+                self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
+            else:
+                plan = generate.plan(
+                    unreached,
+                    max_calls=self.cfg.behaviour.max_calls,
+                    model=model if self.cfg.behaviour.model_inputs else None,
+                )
+                for c, why in plan.skipped:
+                    self.skipped.append(f"{c.qualname} ({why})")
+                if plan.inputs:
+                    progress.message(
+                        f"behaviour: calling {len({i.callable for i in plan.inputs})} changed function(s) "
+                        f"at base and head on {len(plan.inputs)} input(s)"
+                    )
+                    more, new_calls = self._generated(sandbox, plan.inputs, deadline)
+                    diffs += more
+        out: list[Finding] = []
+        for c in self.targets:
+            mine = [d for d in diffs if d.callable == c.key]
+            line = self._head_line(c)
+            if c.kind == "added":
+                j = judge.judge_new(c, [x for x in new_calls if x.callable == c.key], line)
+            else:
+                j = judge.judge(
+                    c, mine, model=model, title=self.change.title, body=self.change.body, head_line=line
+                )
+            out += j.findings
+            self.changes += j.changes
+            self.examples.update(j.examples)
+            self.seconds_model += j.seconds_model
+        return out
+
+    def _head_line(self, c: Changed) -> str | None:
+        text = self.read_head(c.path)
+        lines = text.splitlines() if text else []
+        return lines[c.anchor - 1].strip() if 0 < c.anchor <= len(lines) else None
+
+    def _sandbox(self, shared: Sandbox | None) -> Sandbox | None:
+        if self.sandbox is None:
+            try:
+                self.sandbox = shared or create_sandbox(self.cfg.sandbox)
+            except PrereviewError as exc:
+                self.notes.append(f"behaviour not compared: {exc}")
+                return None
+        if self.sandbox.name == "none" and not self.cfg.behaviour.allow_unsandboxed:
+            self.notes.append(
+                "behaviour not compared: the change's code runs only in a sandbox (sandbox.backend is none; "
+                "set behaviour.allow_unsandboxed: true to run it anyway)"
+            )
+            return None
+        return self.sandbox
+
+    def _generated(
+        self, sandbox: Sandbox, inputs: list[Input], deadline: float
+    ) -> tuple[list[Difference], list[Call]]:
+        """Inputs at base and head -> differences (confirmed by a second base run) and head's calls."""
+        assert self.change.workdir is not None
+        repo, b = self.change.workdir, self.cfg.behaviour
+        old = [i for i in inputs if i.callable in {c.key for c in self.targets if c.kind != "added"}]
+
+        def side(commit: str, which: list[Input]) -> list[Call]:
+            left = deadline - time.monotonic()
+            if left <= 1 or not which:
+                if which:
+                    self.notes.append("behaviour: budget_seconds spent before every call was made")
+                return []
+            calls, note = harness.run_inputs(
+                sandbox, repo, commit, which, call_timeout=b.call_timeout, budget=left, env=self.env
+            )
+            if note:
+                self.notes.append(f"behaviour: {note}")
+            return [c for c in calls if c is not None]
+
+        head = side(self.change.head_sha, inputs)
+        base = side(self.change.base_sha, old)
+        diffs = compare.differences(base, head)
+        if diffs:  # same inputs again at base: a result that changes there is noise, not evidence
+            keys = {d.callable for d in diffs}
+            again = compare.differences(
+                base, side(self.change.base_sha, [i for i in old if i.callable in keys])
+            )
+            noisy = {(d.callable, d.call) for d in again}
+            diffs = [d for d in diffs if (d.callable, d.call) not in noisy]
+        return diffs, head
+
+    def all_notes(self) -> list[str]:
+        skipped = [f"behaviour not compared for {', '.join(self.skipped)}"] if self.skipped else []
+        return [*self.notes, *skipped]
+
+    # -------------------------------------------------------------- patches
+
+    def patch_check(self, finding: Finding) -> Callable[[Path], tuple[bool, str]] | None:
+        """For a behaviour finding: a check that a patched head tree gives base's results on its inputs."""
+        examples = [e for e in self.examples.get(finding.fingerprint, []) if _replayable(e)]
+        if not examples or self.sandbox is None:
+            return None
+        inputs = [_as_input(e) for e in examples]
+
+        def check(root: Path) -> tuple[bool, str]:
+            assert self.sandbox is not None
+            calls, _ = harness.run_inputs_in(
+                self.sandbox,
+                root,
+                inputs,
+                call_timeout=self.cfg.behaviour.call_timeout,
+                budget=30.0,
+                label="patched head",
+                env=self.env,
+            )
+            for e, got in zip(examples, calls, strict=False):
+                want = compare.describe(e.base)
+                if got is None or compare.describe(got.result) != want:
+                    have = compare.describe(got.result) if got else "no result"
+                    return False, f"with the patch `{e.call}` gives {have}, not base's {want}"
+            return True, f"{len(examples)} example(s) give base's result again"
+
+        return check
+
+
+def _replayable(e: judge.Example) -> bool:
+    """Inputs that are plain literals of a plain function (not a method's `self`)."""
+    if not e.args and e.origin == "doctest":
+        return False
+    for name, text in e.args:
+        if name in ("self", "cls") or not (name.isdigit() or name.isidentifier()):
+            return False
+        try:
+            ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+def _as_input(e: judge.Example) -> Input:
+    if all(n.isdigit() for n, _ in e.args):
+        return Input(e.callable, e.origin, args=tuple(r for _, r in e.args))
+    return Input(e.callable, e.origin, kwargs=e.args)

@@ -1,0 +1,320 @@
+"""Inputs for the changed callables the tests do not reach, drawn on the host as Python literal reprs.
+
+Sources, in order: the callable's docstring examples (doctest), values drawn by Hypothesis from the type
+hints (read from the AST: nothing of the change is imported here), boundary values from the code's own
+integer literals, and a few calls the model proposes (grammar-constrained JSON of literal reprs, read with
+`ast.literal_eval`). Every input is a literal repr, so base and head receive exactly the same values.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...models import Message, Model
+from .callables import Changed, Param, int_literals
+
+
+@dataclass(frozen=True)
+class Input:
+    callable: str  # Changed.key
+    origin: str  # "doctest" | "hypothesis" | "boundary" | "model"
+    args: tuple[str, ...] = ()  # literal reprs
+    kwargs: tuple[tuple[str, str], ...] = ()
+    doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
+
+
+@dataclass
+class Plan:
+    inputs: list[Input] = field(default_factory=list)
+    skipped: list[tuple[Changed, str]] = field(default_factory=list)  # (callable, why no inputs)
+
+
+def callable_ok(c: Changed) -> str | None:
+    """Why the harness cannot call it directly (None: it can)."""
+    if "<locals>" in c.qualname:
+        return "a nested function (not reachable from its module)"
+    if c.is_method:
+        return "a method (needs an instance; only its tests and doctests reach it)"
+    if c.is_async or c.is_generator:
+        return "a coroutine or generator"
+    return None
+
+
+def doctests(c: Changed) -> list[Input]:
+    try:
+        examples = doctest.DocTestParser().get_examples(c.docstring)
+    except ValueError:
+        return []
+    if not examples:
+        return []
+    return [Input(c.key, "doctest", doctest=tuple((e.source.strip(), e.want) for e in examples))]
+
+
+# ---------------------------------------------------------------- strategies from annotations
+
+
+def _strategy(node: ast.expr | None) -> Any:
+    """A Hypothesis strategy for an annotation made of builtins and typing generics; None if unknown."""
+    from hypothesis import strategies as st
+
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and node.value is None:
+        return st.none()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation
+        try:
+            return _strategy(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | Y
+        parts = [_strategy(node.left), _strategy(node.right)]
+        return st.one_of(*parts) if all(p is not None for p in parts) else None
+    name = _name(node.value if isinstance(node, ast.Subscript) else node)
+    simple = {
+        "int": st.integers(min_value=-3, max_value=60),
+        "float": st.one_of(
+            st.integers(-20, 100).map(float),
+            st.floats(min_value=-100, max_value=100, allow_nan=False, allow_subnormal=False),
+        ),
+        "str": st.text(alphabet="abc xyz019", max_size=6),
+        "bool": st.from_type(bool),
+        "bytes": st.binary(max_size=6),
+        "None": st.none(),
+    }
+    if not isinstance(node, ast.Subscript):
+        if name in simple:
+            return simple[name]
+        if name in ("list", "List", "Sequence", "Iterable", "Collection"):
+            return st.lists(st.integers(-3, 60), max_size=6)
+        return None
+    inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    subs = [_strategy(x) for x in inner if not (isinstance(x, ast.Constant) and x.value is Ellipsis)]
+    if any(s is None for s in subs) or not subs:
+        return None
+    if name in ("list", "List", "Sequence", "Iterable", "Collection", "MutableSequence"):
+        return st.lists(subs[0], max_size=6)
+    if name in ("set", "Set", "frozenset", "FrozenSet", "AbstractSet"):
+        return st.sets(subs[0], max_size=6)
+    if name in ("tuple", "Tuple"):
+        return (
+            st.lists(subs[0], max_size=4).map(tuple)
+            if len(inner) == 2 and _is_ellipsis(inner[1])
+            else st.tuples(*subs)
+        )
+    if name in ("dict", "Dict", "Mapping", "MutableMapping") and len(subs) == 2:
+        return st.dictionaries(subs[0], subs[1], max_size=4)
+    if name == "Optional":
+        return st.one_of(st.none(), subs[0])
+    if name == "Union":
+        return st.one_of(*subs)
+    return None
+
+
+def _is_ellipsis(x: ast.expr) -> bool:
+    return isinstance(x, ast.Constant) and x.value is Ellipsis
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _annotation(p: Param) -> ast.expr | None:
+    if p.annotation is None:
+        return None
+    try:
+        return ast.parse(p.annotation, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def hypothesis_inputs(c: Changed, n: int, seed: int = 0) -> list[Input]:
+    """Up to n inputs drawn from the parameters' type hints, deterministically (derandomized)."""
+    try:
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import strategies as st
+    except ImportError:
+        return []
+    params = [p for p in c.params if p.kind == "positional"]
+    required = [p for p in params if not p.has_default]
+    strategies = [_strategy(_annotation(p)) for p in required]
+    if not required or any(s is None for s in strategies):
+        return []
+    drawn: list[tuple[Any, ...]] = []
+
+    @settings(
+        max_examples=n,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.tuples(*strategies))
+    def collect(values: tuple[Any, ...]) -> None:
+        drawn.append(values)
+
+    collect()
+    return _as_inputs(c, "hypothesis", drawn, n)
+
+
+def _literal(value: Any) -> str | None:
+    text = repr(value)
+    try:
+        return text if ast.literal_eval(text) == value else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _as_inputs(c: Changed, origin: str, rows: list[tuple[Any, ...]], n: int) -> list[Input]:
+    out: list[Input] = []
+    seen: set[tuple[str, ...]] = set()
+    for row in rows:
+        reprs = [_literal(v) for v in row]
+        if any(r is None for r in reprs):
+            continue
+        key = tuple(r for r in reprs if r is not None)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Input(c.key, origin, args=key))
+        if len(out) >= n:
+            break
+    return out
+
+
+def boundary_inputs(c: Changed, n: int) -> list[Input]:
+    """Boundary values from the code's integer literals (c-1, c, c+1) and small edge cases per type."""
+    required = [p for p in c.params if p.kind == "positional" and not p.has_default]
+    if not required:
+        return [Input(c.key, "boundary")]  # nothing to vary: one call
+    ints = sorted({v + d for v in int_literals(c) for d in (-1, 0, 1)} | {0, 1, 2, 10})
+    per_param: list[list[Any]] = []
+    for p in required:
+        node = _annotation(p)
+        name = _name(node.value if isinstance(node, ast.Subscript) else node) if node is not None else ""
+        if name in ("", "int"):
+            per_param.append(ints)
+        elif name == "float":
+            per_param.append([0.0, 1.0, 2.5, -1.0])
+        elif name == "str":
+            per_param.append(["", "a", "abc"])
+        elif name == "bool":
+            per_param.append([False, True])
+        elif name in ("list", "List", "Sequence", "Iterable"):
+            elem = _strategy_elem_name(p)
+            per_param.append(
+                [[], [1.0], [1.0, 2.0, 4.0]]
+                if elem == "float"
+                else [[], ["a"], ["a", "b"]]
+                if elem == "str"
+                else [[], [1], [3, 1, 2]]
+            )
+        else:
+            return []
+    rows = list(zip(*per_param, strict=False)) if len(per_param) > 1 else []
+    rows += list(itertools.islice(itertools.product(*per_param), n))
+    return _as_inputs(c, "boundary", rows, n)
+
+
+def _strategy_elem_name(p: Param) -> str:
+    node = _annotation(p)
+    if isinstance(node, ast.Subscript):
+        return _name(node.slice) if not isinstance(node.slice, ast.Tuple) else ""
+    return ""
+
+
+# ---------------------------------------------------------------- calls the model proposes
+
+PROPOSAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "calls": {
+            "type": "array",
+            "maxItems": 3,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "args": {"type": "array", "maxItems": 6, "items": {"type": "string", "maxLength": 80}}
+                },
+                "required": ["args"],
+            },
+        }
+    },
+    "required": ["calls"],
+}
+
+_PROPOSE = (
+    "Propose up to 3 example calls of this Python function that exercise its edge cases. Give each call's "
+    "positional arguments as Python literals (numbers, strings, lists, dicts, tuples, True/False/None), "
+    'as JSON: {{"calls": [{{"args": ["10"]}}]}}.\n\n```python\n{source}\n```'
+)
+
+
+def model_inputs(c: Changed, model: Model, n: int = 3) -> tuple[list[Input], float]:
+    """Up to n calls proposed by the model; arguments that are not literals are dropped. (inputs, seconds)"""
+    required = [p for p in c.params if p.kind == "positional" and not p.has_default]
+    positional = [p for p in c.params if p.kind == "positional"]
+    msg = Message("user", _PROPOSE.format(source=c.head_source[:3000]))
+    try:
+        res = model.complete([msg], schema=PROPOSAL_SCHEMA, max_tokens=160)
+        data = json.loads(res.text)
+    except (ValueError, Exception):  # noqa: BLE001 (a model that fails proposes nothing)
+        return [], 0.0
+    out: list[Input] = []
+    for call in (data.get("calls") or [])[:n] if isinstance(data, dict) else []:
+        args = call.get("args") if isinstance(call, dict) else None
+        if not isinstance(args, list) or not (len(required) <= len(args) <= len(positional)):
+            continue
+        reprs = []
+        for a in args:
+            try:
+                reprs.append(_literal(ast.literal_eval(str(a))))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                reprs.append(None)
+        if all(r is not None for r in reprs):
+            out.append(Input(c.key, "model", args=tuple(r for r in reprs if r is not None)))
+    return out, res.seconds
+
+
+def plan(
+    targets: list[Changed], *, max_calls: int, model: Callable[[], Model] | None = None, model_calls: int = 4
+) -> Plan:
+    """Inputs for each target: doctests, then Hypothesis, boundary values and model proposals."""
+    out = Plan()
+    asked = 0
+    for c in targets:
+        found = doctests(c)
+        why = callable_ok(c)
+        if why is None:
+            edges = boundary_inputs(c, max(1, max_calls // 2))
+            typed = hypothesis_inputs(c, max(1, max_calls - len(edges)))
+            found += edges
+            if model is not None and asked < model_calls and not typed:
+                asked += 1
+                found += model_inputs(c, model())[0]
+            found += typed
+        if not found:
+            out.skipped.append((c, why or "no inputs: parameter types with no literal values, no doctest"))
+        out.inputs += _dedupe(found)[:max_calls]
+    return out
+
+
+def _dedupe(inputs: list[Input]) -> list[Input]:
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for i in inputs:
+        k = (i.args, i.kwargs, i.doctest)
+        if k not in seen:
+            seen.add(k)
+            out.append(i)
+    return out

@@ -1,0 +1,157 @@
+"""Host side of the sandboxed runs: the tracer hook for the test runs, and calls on generated inputs.
+
+The scripts that run inside the sandbox (`prereview_probe.py`, `prereview_trace.py`,
+`prereview_harness.py`) are copied into `.prereview-behaviour/` of each scratch tree; nothing of `bot` is
+importable there. Each side runs from its own `git archive` copy, with a clean environment, no network,
+the sandbox's memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from ...sandbox import Sandbox
+from .. import testrun
+from ..projectenv import ProjectEnv, python_command
+from .callables import Changed
+from .compare import Call
+from .generate import Input
+
+SCRATCH = ".prereview-behaviour"
+SCRIPTS = ("prereview_probe.py", "prereview_trace.py", "prereview_harness.py")
+
+
+def _scripts() -> tuple[tuple[str, str], ...]:
+    pkg = resources.files(__package__)
+    return tuple((f"{SCRATCH}/{name}", pkg.joinpath(name).read_text(encoding="utf-8")) for name in SCRIPTS)
+
+
+def is_pytest(argv: Sequence[str]) -> bool:
+    return any(Path(a).name in ("pytest", "py.test") or a == "pytest" for a in argv)
+
+
+def trace_hook(targets: Sequence[Changed], *, max_calls: int, max_repr: int = 400) -> testrun.RunHook:
+    """Extras for a pytest run that record the targets' calls (at base, the head names that exist there)."""
+    by_path: dict[str, list[str]] = {}
+    for c in targets:
+        by_path.setdefault(c.path, []).append(c.qualname)
+    spec = {"targets": by_path, "out": f"{SCRATCH}/trace.jsonl", "max_calls": max_calls, "max_repr": max_repr}
+    return testrun.RunHook(
+        files=(*_scripts(), (f"{SCRATCH}/trace.json", json.dumps(spec, sort_keys=True))),
+        args=("-p", "prereview_trace"),
+        env=(("PYTHONPATH", SCRATCH), ("PREREVIEW_TRACE_SPEC", f"{SCRATCH}/trace.json")),
+        collect=f"{SCRATCH}/trace.jsonl",
+    )
+
+
+def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> list[dict[str, object]]:
+    calls: list[dict[str, object]] = []
+    for i, inp in enumerate(inputs):
+        path, qual = paths[inp.callable]
+        call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
+        if inp.doctest:
+            call["doctest"] = [list(x) for x in inp.doctest]
+        else:
+            call["args"], call["kwargs"] = list(inp.args), dict(inp.kwargs)
+        calls.append(call)
+    return calls
+
+
+def run_inputs(
+    sandbox: Sandbox,
+    repo: Path,
+    commit: str,
+    inputs: Sequence[Input],
+    *,
+    call_timeout: float,
+    budget: float,
+    env: ProjectEnv | None = None,
+) -> tuple[list[Call | None], str]:
+    """Every input's Call (doctests expand to one Call per example, in order); None where the run stopped
+    before reaching it. Also a note when the harness itself could not finish ('' otherwise)."""
+    if not inputs:
+        return [], ""
+    with tempfile.TemporaryDirectory(prefix="prereview-behaviour-") as tmp:
+        root = testrun.export_tree(repo, commit, Path(tmp) / "work")
+        return run_inputs_in(
+            sandbox, root, inputs, call_timeout=call_timeout, budget=budget, label=commit[:12], env=env
+        )
+
+
+def run_inputs_in(
+    sandbox: Sandbox,
+    root: Path,
+    inputs: Sequence[Input],
+    *,
+    call_timeout: float,
+    budget: float,
+    label: str,
+    env: ProjectEnv | None = None,
+) -> tuple[list[Call | None], str]:
+    """`run_inputs` on a tree already exported (and maybe patched) at `root`, with the project's own
+    interpreter and import roots when its tests have a resolved environment (`env`)."""
+    if not inputs:
+        return [], ""
+    paths: dict[str, tuple[str, str]] = {}
+    for one in inputs:
+        path, _, qual = one.callable.partition("::")
+        paths[one.callable] = (path, qual)
+    spec = {"calls": _spec_calls(inputs, paths), "out": f"{SCRATCH}/results.jsonl", "timeout": call_timeout}  # type: ignore[arg-type]
+    for rel, text in (*_scripts(), (f"{SCRATCH}/spec.json", json.dumps(spec))):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    script = [f"{SCRATCH}/prereview_harness.py", f"{SCRATCH}/spec.json"]
+    argv = ["env", "PYTHONHASHSEED=0", *python_command(env, root, script)]
+    res = sandbox.run(argv, cwd=root, timeout=max(5.0, budget))
+    try:
+        lines = (root / SCRATCH / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    by_id: dict[str, list[dict[str, object]]] = {}
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        by_id.setdefault(str(rec["id"]).split(".")[0], []).append(rec)
+    out: list[Call | None] = []
+    stopped = False
+    note = ""
+    for i, inp in enumerate(inputs):
+        recs = by_id.get(str(i))
+        if recs is None:
+            if not stopped and (res.timed_out or res.returncode != 0):
+                kind = "timeout" if res.timed_out else "crash"
+                out.append(
+                    Call(
+                        inp.callable, inp.origin, _args(inp), {"kind": kind, "seconds": round(res.seconds, 1)}
+                    )
+                )
+                note = (
+                    f"the call harness stopped at {label} ({res.killed_reason or f'exit {res.returncode}'})"
+                )
+                stopped = True
+            else:
+                out.append(None)
+            continue
+        for rec in recs:
+            out.append(
+                Call(
+                    callable=inp.callable,
+                    origin=inp.origin,
+                    args=_args(inp),
+                    result=dict(rec["result"]),  # type: ignore[call-overload]
+                    mutated=tuple(sorted(dict(rec.get("mutated") or {}).items())),  # type: ignore[call-overload]
+                    expr=str(rec.get("expr") or ""),
+                    want=str(rec["want"]) if "want" in rec else None,
+                )
+            )
+    return out, note
+
+
+def _args(inp: Input) -> tuple[tuple[str, str], ...]:
+    return tuple((str(i), a) for i, a in enumerate(inp.args)) + inp.kwargs

@@ -1,0 +1,151 @@
+"""Calls changed callables on given inputs and records what they do: `python prereview_harness.py SPEC`.
+
+Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scratch copy of one side
+(base or head) of the change; imports nothing from `bot`. The spec (JSON) lists calls:
+  {"id": "3", "path": "pkg/m.py", "qualname": "f", "args": ["10"], "kwargs": {"k": "'x'"}}
+      arguments are Python literal reprs, read with ast.literal_eval (never eval)
+  {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
+      the callable's own docstring examples, run in order in a copy of the module's namespace
+Each result is one JSON line written (and flushed) as soon as the call ends, so a call that kills the
+interpreter is the first one without a line. A call longer than `timeout` seconds is stopped (SIGALRM).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import json
+import os
+import random
+import signal
+import sys
+from typing import Any
+
+import prereview_probe as probe
+
+ROOT = os.getcwd()
+
+
+class CallTimeout(BaseException):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise CallTimeout()
+
+
+def _module(path: str) -> Any:
+    rel = path[:-3] if path.endswith(".py") else path
+    for base in ("", "src/", "lib/"):
+        if rel.startswith(base) and base:
+            name = rel[len(base) :].replace("/", ".")
+            root = os.path.join(ROOT, base.rstrip("/"))
+        elif not base:
+            name, root = rel.replace("/", "."), ROOT
+        else:
+            continue
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        try:
+            return importlib.import_module(name[: -len(".__init__")] if name.endswith(".__init__") else name)
+        except ImportError:
+            continue
+    spec = importlib.util.spec_from_file_location(os.path.basename(rel), os.path.join(ROOT, path))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _resolve(mod: Any, qualname: str) -> Any:
+    obj = mod
+    for part in qualname.split("."):
+        if part == "<locals>":
+            raise AttributeError(f"{qualname} is a nested function")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _timed(fn: Any, timeout: float) -> tuple[dict[str, Any], bool]:
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return probe.return_record(fn(), ROOT, LIMIT), True
+    except CallTimeout:
+        return {"kind": "timeout", "seconds": timeout}, False
+    except RecursionError as exc:
+        return probe.exception_record(exc, ROOT, LIMIT), False
+    except Exception as exc:  # noqa: BLE001 (the result being recorded)
+        return probe.exception_record(exc, ROOT, LIMIT), False
+    except SystemExit as exc:
+        return {"kind": "raise", "type": "SystemExit", "message": str(exc.code)}, False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+LIMIT = 400
+
+
+def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+    random.seed(0)
+    try:
+        fn = _resolve(_module(call["path"]), call["qualname"])
+    except BaseException as exc:  # noqa: BLE001 (an import that fails is a result too)
+        return [
+            {
+                "id": call["id"],
+                "result": {
+                    "kind": "unavailable",
+                    "type": type(exc).__name__,
+                    "message": probe.normalise(str(exc), ROOT, LIMIT),
+                },
+            }
+        ]
+    if "doctest" in call:
+        ns = dict(vars(sys.modules[fn.__module__])) if fn.__module__ in sys.modules else {}
+        out = []
+        for k, (src, want) in enumerate(call["doctest"]):
+            try:
+                code = compile(src, "<doctest>", "eval")
+                result, _ = _timed(lambda code=code: eval(code, ns), timeout)  # noqa: S307 (sandboxed doctest)
+            except SyntaxError:
+                stmt = compile(src, "<doctest>", "exec")
+                result, _ = _timed(lambda stmt=stmt: exec(stmt, ns), timeout)  # noqa: S102 (sandboxed doctest)
+                if result.get("kind") == "return":
+                    continue
+            out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
+        return out
+    try:
+        args = [ast.literal_eval(a) for a in call.get("args", [])]
+        kwargs = {k: ast.literal_eval(v) for k, v in call.get("kwargs", {}).items()}
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        return [
+            {"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": str(exc)[:200]}}
+        ]
+    before = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
+    result, _ = _timed(lambda: fn(*args, **kwargs), timeout)
+    after = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
+    mutated = {str(i): r for i, (r, b) in enumerate(zip(after, before)) if r != b}  # noqa: B905 (py3.8+)
+    return [{"id": call["id"], "result": result, "mutated": mutated}]
+
+
+def main(argv: list[str]) -> int:
+    global LIMIT
+    with open(argv[1], encoding="utf-8") as fh:
+        spec = json.load(fh)
+    LIMIT = int(spec.get("max_repr", 400))
+    timeout = float(spec.get("timeout", 2.0))
+    signal.signal(signal.SIGALRM, _alarm)
+    sys.setrecursionlimit(3000)
+    with open(os.path.join(ROOT, spec.get("out", "results.jsonl")), "w", encoding="utf-8") as out:
+        for call in spec["calls"]:
+            for line in run_call(call, timeout):
+                out.write(json.dumps(line) + "\n")
+                out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,40 @@
+"""The behaviour stage: the changed Python functions at base and head on the same inputs (calls recorded
+in the tests stage's runs, and generated calls for what the tests do not reach), differences judged into
+findings (bugs) and `Review.behaviour` entries (intended). See bot/evidence/behaviour/.
+
+The engine is made once per review (`evidence_for`) and left in `ctx.shared["behaviour"]`: the tests stage
+loads its tracer into the test runs it starts, and the patches stage asks it to check patches of its
+findings."""
+
+from __future__ import annotations
+
+from ..pipeline.context import ReviewContext
+from ..types import Finding
+from .behaviour.engine import BehaviourEvidence
+
+
+def evidence_for(ctx: ReviewContext) -> BehaviourEvidence | None:
+    """The review's behaviour engine; None when the stage is off or there is nothing to compare."""
+    if "behaviour" not in ctx.shared:
+        ctx.shared["behaviour"] = BehaviourEvidence.prepare(
+            ctx.change, ctx.cfg, ctx.diff, ctx.read_base, ctx.read_head
+        )
+    engine = ctx.shared["behaviour"]
+    return engine if isinstance(engine, BehaviourEvidence) else None
+
+
+class BehaviourStage:
+    name = "behaviour"
+
+    def prepare(self, ctx: ReviewContext) -> None:
+        evidence_for(ctx)  # before the test runs start: they load its tracer
+
+    def run(self, ctx: ReviewContext, findings: list[Finding]) -> list[Finding]:
+        engine = evidence_for(ctx)
+        if engine is None:
+            return findings
+        out = engine.run(findings, tests=ctx.shared.get("tests"), model=ctx.model, progress=ctx.progress)
+        ctx.behaviour += engine.changes
+        ctx.notes += engine.all_notes()
+        ctx.usage.seconds_model += engine.seconds_model
+        return out

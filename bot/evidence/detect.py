@@ -1,0 +1,92 @@
+"""Which command runs a project's tests: `tests.command` from the config, else detected from the tree's
+files (pytest, npm test, go test, cargo test, mvn test, make test); and which paths are tests."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .. import fsguard
+from ..change import git
+from ..config import Config
+from ..types import PrereviewError
+
+PYTEST = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short")
+PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini")
+
+
+def detect_command(files: Sequence[str], read: Callable[[str], str | None], cfg: Config) -> list[str] | None:
+    """The test command for a tree (its file list and a reader): config `test_command`, else detected from
+    the files; None = no tests to run."""
+    if cfg.tests == "off":
+        return None
+    if cfg.test_cmd:
+        try:
+            argv = shlex.split(cfg.test_cmd)
+        except ValueError as exc:
+            raise PrereviewError(
+                f"test_command is not a valid command line ({exc}); fix the quoting"
+            ) from None
+        return argv or None
+    top = set(files)
+    if _is_pytest_project(files, read):
+        return list(PYTEST)
+    if "package.json" in top:
+        try:
+            scripts = json.loads(read("package.json") or "{}").get("scripts", {})
+        except (json.JSONDecodeError, AttributeError):
+            scripts = {}
+        if isinstance(scripts, dict) and "test" in scripts:
+            return ["npm", "test", "--silent"]
+    for marker, argv in (
+        ("go.mod", ["go", "test", "./..."]),
+        ("Cargo.toml", ["cargo", "test"]),
+        ("pom.xml", ["mvn", "-q", "test"]),
+    ):
+        if marker in top:
+            return argv
+    if "Makefile" in top and re.search(r"^test\s*:", read("Makefile") or "", re.M):
+        return ["make", "test"]
+    return None
+
+
+def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:
+    files = git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests != "off" else []
+    return detect_command(files, lambda p: git.show(repo, rev, p), cfg)
+
+
+def detect_in_dir(root: Path, cfg: Config) -> list[str] | None:
+    files = [p for p in fsguard.files(root) if ".git" not in Path(p).parts]  # symlinks never followed
+
+    def read(p: str) -> str | None:
+        try:
+            return fsguard.read_text(root, p)
+        except (OSError, fsguard.UnsafePath):
+            return None
+
+    return detect_command(files, read, cfg)
+
+
+def _is_pytest_project(files: Sequence[str], read: Callable[[str], str | None]) -> bool:
+    top = set(files)
+    if any(m in top for m in PYTEST_MARKERS):
+        return True
+    for cfg_file, marker in (("pyproject.toml", "[tool.pytest"), ("setup.cfg", "[tool:pytest]")):
+        if cfg_file in top and marker in (read(cfg_file) or ""):
+            return True
+    return any(re.match(r"(test_.*|.*_test)\.py$", Path(f).name) for f in files)
+
+
+def is_test_path(path: str) -> bool:
+    """Test files and test fixtures: a patch that touches one is never accepted as a fix."""
+    p = Path(path)
+    name = p.name
+    parts = set(p.parts[:-1])
+    return (
+        bool(parts & {"test", "tests", "testing", "__tests__", "spec", "testdata", "python_testcases"})
+        or name == "conftest.py"
+        or bool(re.match(r"(test_.*\.py|.*_test\.(py|go)|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java)$", name))
+    )

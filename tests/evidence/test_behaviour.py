@@ -1,0 +1,442 @@
+"""Behaviour evidence: changed callables, the tracer in a real pytest run, base/head comparison, generated
+inputs, the judge, and whole reviews where the tests pass at head but a function's result changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.change.diff import parse
+from bot.cli.root import cli
+from bot.config import SandboxConfig
+from bot.evidence import testrun
+from bot.evidence.behaviour import compare, generate, harness, judge
+from bot.evidence.behaviour.callables import Changed, changed_callables
+from bot.models.scripted import ScriptedModel
+from bot.sandbox.bubblewrap import BubblewrapSandbox
+
+from ..conftest import git
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
+SCHEMA = json.loads((Path(__file__).parents[2] / "bot/schemas/review.schema.json").read_text())
+
+SIEVE = '''def sieve(limit):
+    """The primes up to limit."""
+    primes = []
+    for n in range(2, limit + 1):
+        if all(n % p > 0 for p in primes):
+            primes.append(n)
+    return primes
+'''
+SIEVE_BUG = SIEVE.replace("n % p > 0", "n % p >= 0")
+SIEVE_TEST = "from primes import sieve\n\n\ndef test_two_is_prime():\n    assert 2 in sieve(10)\n"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _diff(repo: Path) -> str:
+    return git(repo, "diff", "HEAD~1", "HEAD")
+
+
+def _callables(repo: Path) -> list[Changed]:
+    return changed_callables(
+        parse(_diff(repo)),
+        lambda p: _show(repo, "HEAD~1", p),
+        lambda p: _show(repo, "HEAD", p),
+        is_test=testrun.is_test_path,
+    )
+
+
+def _show(repo: Path, rev: str, path: str) -> str | None:
+    proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+# ---------------------------------------------------------------- changed callables
+
+
+BASE_MOD = """import os
+
+
+class Store:
+    def get(self, key):
+        value = self.data[key]
+        return value
+
+    def close(self):
+        self.handle.flush()
+        self.handle.close()
+
+
+def untouched(x):
+    return x
+
+
+def check(x):
+    if x is None:
+        raise ValueError("x")
+    return x * 2
+"""
+
+
+def test_modified_added_and_lost_lines_are_mapped_from_the_hunks(make_repo) -> None:
+    head = (
+        BASE_MOD.replace("        value = self.data[key]\n", "        value = self.data.get(key)\n")
+        .replace("        self.handle.close()\n", "")
+        .replace('    if x is None:\n        raise ValueError("x")\n', "")
+        + "\n\ndef added(n: int) -> int:\n    return n + 1\n"
+    )
+    repo = make_repo(
+        {"store.py": BASE_MOD, "test_store.py": "def test_x():\n    pass\n"},
+        {"store.py": head, "test_store.py": "def test_x():\n    assert 1\n"},
+    )
+    found = {c.qualname: c for c in _callables(repo)}
+    assert set(found) == {"Store.get", "Store.close", "check", "added"}  # test files and untouched left out
+    assert found["Store.get"].kind == "modified" and found["Store.get"].is_method
+    assert found["Store.close"].kind == "lost-lines"  # a removed close() counts
+    assert found["check"].kind == "lost-lines" and found["check"].base_span != found["check"].head_span
+    assert found["added"].kind == "added" and found["added"].base_span is None
+    head_lines = head.splitlines()
+    assert head_lines[found["Store.get"].anchor - 1].strip() == "value = self.data.get(key)"
+    assert head_lines[found["Store.close"].anchor - 1].strip() == "self.handle.flush()"  # above the removal
+    assert head_lines[found["check"].anchor - 1].startswith("def check")
+    assert found["added"].params[0].annotation == "int"
+
+
+# ---------------------------------------------------------------- the tracer in a real pytest run
+
+
+TRACED = """def grow(xs, n):
+    xs.append(n)
+    return len(xs)
+
+
+def fails(x):
+    try:
+        int("nope")
+    except ValueError:
+        pass
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return object()
+"""
+TRACED_TEST = """import pytest
+from mod import grow, fails
+
+
+def test_grow():
+    for i in range(5):
+        grow([0], i)
+
+
+def test_fails():
+    fails(1)
+    with pytest.raises(ValueError):
+        fails(-2)
+"""
+
+
+@needs_bwrap
+def test_tracer_records_calls_results_exceptions_and_mutation_in_the_sandbox(make_repo, tmp_path) -> None:
+    repo = make_repo({"mod.py": TRACED, "test_mod.py": TRACED_TEST}, {"mod.py": TRACED + "\n# touched\n"})
+    targets = [
+        Changed("mod.py", q, "modified", (1, 3), (1, 3), 1, "", "", (), False, False, False)
+        for q in ("grow", "fails")
+    ]
+    hook = harness.trace_hook(targets, max_calls=3)
+    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
+    run = runner.at_commit(repo, git(repo, "rev-parse", "HEAD").strip(), hook)
+    assert run.passed == 2, run.output
+    calls, dropped = compare.from_trace(runner.collected_at(git(repo, "rev-parse", "HEAD").strip(), hook))
+    grow = [c for c in calls if c.callable == "mod.py::grow"]
+    assert [c.args for c in grow] == [(("xs", "[0]"), ("n", str(i))) for i in range(3)]  # capped at 3
+    assert dropped == {"mod.py::grow": 2}
+    assert grow[1].mutated == (("xs", "[0, 1]"),) and grow[1].result == {"kind": "return", "repr": "2"}
+    fails = [c for c in calls if c.callable == "mod.py::fails"]
+    assert fails[0].result["kind"] == "return" and "0x…" in fails[0].result["repr"]  # address normalised
+    assert fails[1].result == {"kind": "raise", "type": "ValueError", "message": "negative: -2"}
+    assert fails[0].origin == "test_mod.py::test_fails"
+    # the cache key holds the hook: the same commit without it is a separate run
+    assert runner._key("x", hook) != runner._key("x") and runner.runs == 1
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _call(args: str, result: dict, origin: str = "t::a", mutated: tuple = ()) -> compare.Call:
+    return compare.Call("p.py::f", origin, (("x", args),), result, mutated)
+
+
+def test_same_inputs_different_results_are_differences_matched_call_by_call() -> None:
+    ret = lambda r: {"kind": "return", "repr": r}  # noqa: E731
+    base = [_call("1", ret("1")), _call("2", ret("4")), _call("3", ret("9")), _call("5", ret("0"), "t::b")]
+    head = [
+        _call("0", ret("0")),  # an extra call at head shifts nothing
+        _call("1", ret("1")),
+        _call("2", ret("5")),
+        _call("3", {"kind": "raise", "type": "KeyError", "message": "'x'"}),
+        _call("5", ret("0"), "t::other"),  # another test: not comparable
+    ]
+    diffs = compare.differences(base, head)
+    assert [(d.call, d.before, d.after) for d in diffs] == [
+        ("f(3)", "9", "raises KeyError: 'x'"),  # head failures first
+        ("f(2)", "4", "5"),
+    ]
+    assert diffs[0].head_failed and not diffs[1].head_failed
+    mutated = compare.differences(
+        [_call("[1]", ret("1"))], [_call("[1]", ret("1"), mutated=(("x", "[1, 2]"),))]
+    )
+    assert mutated and mutated[0].after == "1 and changes x to [1, 2]"
+
+
+# ---------------------------------------------------------------- generated inputs
+
+
+def _target(source: str, kind: str = "modified") -> Changed:
+    from bot.evidence.behaviour import callables as cm
+
+    d = cm.definitions(source)[0]
+    return cm._record(
+        "m.py", d, d if kind != "added" else None, kind, d.span[0], source.splitlines(), source.splitlines()
+    )
+
+
+def test_hypothesis_inputs_from_type_hints_are_identical_for_base_and_head() -> None:
+    c = _target("def f(xs: list[int], name: str, k: int | None = None) -> int:\n    return 0\n")
+    a, b = generate.hypothesis_inputs(c, 12), generate.hypothesis_inputs(c, 12)
+    assert a == b and len(a) >= 5
+    import ast
+
+    for inp in a:
+        xs, name = (ast.literal_eval(x) for x in inp.args)
+        assert isinstance(xs, list) and all(isinstance(v, int) for v in xs) and isinstance(name, str)
+    assert generate.hypothesis_inputs(_target("def f(conn: Connection):\n    pass\n"), 5) == []
+
+
+def test_boundary_values_come_from_the_codes_literals_and_doctests_are_kept() -> None:
+    src = 'def f(n):\n    """\n    >>> f(3)\n    4\n    """\n'
+    src += "    if n > 40:\n        return 0\n    return n + 1\n"
+    c = _target(src)
+    values = {x.args[0] for x in generate.boundary_inputs(c, 50)}
+    assert {"39", "40", "41", "0"} <= values
+    assert generate.doctests(c)[0].doctest == (("f(3)", "4\n"),)
+
+
+def test_model_proposals_are_literals_only() -> None:
+    c = _target("def f(a, b=1):\n    return a\n")
+    reply = {
+        "calls": [{"args": ["[1, 2]"]}, {"args": ["__import__('os').system('x')"]}, {"args": ["1", "2", "3"]}]
+    }
+    model = ScriptedModel({"replies": [], "default": {"text": json.dumps(reply)}})
+    got, _ = generate.model_inputs(c, model)
+    assert [i.args for i in got] == [("[1, 2]",)]
+
+
+# ---------------------------------------------------------------- judge
+
+
+def _diff_of(before: dict, after: dict) -> compare.Difference:
+    return compare.Difference(
+        "m.py::f",
+        "f(10)",
+        "boundary",
+        compare.describe(before),
+        compare.describe(after),
+        before,
+        after,
+        (("0", "10"),),
+    )
+
+
+def test_judge_new_failure_is_high_without_asking_the_model() -> None:
+    c = _target("def f(n):\n    return n\n")
+    boom = ScriptedModel({"replies": [], "default": {"raise": "must not be asked"}})
+    j = judge.judge(
+        c,
+        [
+            _diff_of(
+                {"kind": "return", "repr": "1"},
+                {"kind": "raise", "type": "ZeroDivisionError", "message": "division by zero"},
+            )
+        ],
+        model=lambda: boom,
+        title="",
+        body="",
+        head_line="return n",
+    )
+    assert [f.severity for f in j.findings] == ["high"] and not boom.requests
+    assert "f(10)" in j.findings[0].message and "ZeroDivisionError" in j.findings[0].evidence
+
+
+@pytest.mark.parametrize("verdict", ["bug", "intended"])
+def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
+    c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
+    answer = {"verdict": verdict, "reason": "the docstring says square"}
+    model = ScriptedModel({"replies": [], "default": {"text": json.dumps(answer)}})
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
+        model=lambda: model,
+        title="Speed up f",
+        body="",
+        head_line="return n * n",
+    )
+    prompt = model.requests[0][-1].content
+    assert (
+        "f(10)" in prompt
+        and "100" in prompt
+        and "20" in prompt
+        and "Square n." in prompt
+        and "Speed up f" in prompt
+    )
+    if verdict == "bug":
+        (f,) = j.findings
+        assert f.severity == "medium" and f.source == "behaviour" and "before 100; after 20" in f.evidence
+        assert not j.changes
+    else:
+        assert not j.findings and [(b.call, b.before, b.after) for b in j.changes] == [("f(10)", "100", "20")]
+
+
+def test_new_callables_count_failing_doctests_only() -> None:
+    c = _target('def g(n):\n    """\n    >>> g(2)\n    4\n    """\n    return n + 1\n', kind="added")
+    calls = [
+        compare.Call("m.py::g", "doctest", (), {"kind": "return", "repr": "3"}, expr="g(2)", want="4\n"),
+        compare.Call(
+            "m.py::g", "hypothesis", (("0", "-1"),), {"kind": "raise", "type": "ValueError", "message": "x"}
+        ),
+    ]
+    (f,) = judge.judge_new(c, calls, "return n + 1").findings
+    assert "g(2)" in f.message and "4" in f.message and "ValueError" not in f.message
+
+
+# ---------------------------------------------------------------- whole reviews
+
+
+def _config(tmp_path: Path, replies: list[dict], **extra) -> Path:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": replies, "default": {"findings": []}}))
+    path = tmp_path / "cfg.yml"
+    path.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}, **extra}))
+    return path
+
+
+BUG = {
+    "match": "Is the new behaviour intended",
+    "text": json.dumps({"verdict": "bug", "reason": "4 is not prime"}),
+}
+
+
+@needs_bwrap
+def test_tests_pass_at_head_but_the_traced_result_changed(make_repo, tmp_path) -> None:
+    repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [BUG])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["path"] == "primes.py" and f["line"] == 5 and f["severity"] == "medium"
+    assert "sieve(10): before [2, 3, 5, 7]; after [2, 3, 4, 5, 6, 7, 8, 9, 10]" in f["evidence"]
+    assert "test_primes.py::test_two_is_prime" in f["message"]
+    assert not any(f["source"] == "tests" for f in data["findings"])  # the tests themselves pass
+
+
+@needs_bwrap
+def test_intended_changes_are_listed_not_reported(make_repo, tmp_path) -> None:
+    repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
+    ok = {
+        "match": "Is the new behaviour intended",
+        "text": json.dumps({"verdict": "intended", "reason": "asked for"}),
+    }
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "json"]
+    )
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert data["behaviour"][0]["call"] == "sieve(10)" and data["behaviour"][0]["after"].startswith(
+        "[2, 3, 4"
+    )
+    md = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "markdown"]
+    )
+    assert "Behaviour changes" in md.stdout and "sieve(10)" in md.stdout
+
+
+@needs_bwrap
+def test_without_tests_generated_inputs_find_the_demo_arithmetic_bug(tmp_path) -> None:
+    res = CliRunner().invoke(
+        cli, ["review", "--demo", "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["severity"] == "high" and f["line"] == 22  # `return sum(values) / (len(values) - 1)`
+    assert "average([1.0]): before 1.0; after raises ZeroDivisionError" in f["evidence"]
+
+
+@needs_bwrap
+def test_sandbox_none_runs_nothing_unless_allowed(tmp_path) -> None:
+    cfg = _config(tmp_path, [], sandbox={"backend": "none"})
+    data = json.loads(
+        CliRunner().invoke(cli, ["review", "--demo", "--config", str(cfg), "--format", "json"]).stdout
+    )
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert any("behaviour.allow_unsandboxed" in n for n in data["notes"])
+
+
+@pytest.mark.model
+@needs_bwrap
+def test_real_model_judges_the_sieve_change(make_repo, test_model_path, tmp_path) -> None:
+    repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(yaml.safe_dump({"model": {"name": str(test_model_path)}, "scanners": {"patterns": False}}))
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    listed = data.get("behaviour", [])
+    assert found or listed  # judged either way, the example is there
+    if found:
+        assert found[0]["line"] == 5 and "sieve(10)" in found[0]["evidence"]
+    else:
+        assert listed[0]["call"] == "sieve(10)"
+
+
+def _patch(faulty: str, fixed: str) -> dict:
+    return {"match": "Return the fix as JSON", "text": json.dumps({"faulty": faulty, "fixed": fixed})}
+
+
+@needs_bwrap
+def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the_tests(
+    make_repo, tmp_path
+) -> None:
+    repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
+    bad = "if all(n % p >= 0 for p in primes):"
+    replies = [
+        BUG,
+        _patch(bad, "if all(n % p >= 0 for p in primes) or n == 4:"),  # tests pass, the example does not
+        _patch(bad, "if all(n % p > 0 for p in primes):"),
+    ]
+    cfg = _config(tmp_path, replies, patches={"candidates": 2})
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (f,) = [f for f in json.loads(res.stdout)["findings"] if f["source"] == "behaviour"]
+    assert f["verified"] and f["suggestion"].strip() == "if all(n % p > 0 for p in primes):"
+    assert "example(s) give base's result again" in f["evidence"]
+    assert "sieve(10): before [2, 3, 5, 7]; after [2, 3, 4" in f["evidence"]  # the example stays

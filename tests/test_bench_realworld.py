@@ -1,0 +1,162 @@
+"""bench/realworld.py: commit selection, case repos and scoring, on a synthetic git history (offline)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_realworld", ROOT / "bench" / "realworld.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_realworld"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+rw = _load()
+
+TEST_ADD = "from requests.core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+CORE = "def add(a, b):\n    return a + b\n\n\ndef name(x):\n    return str(x)\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def _commit(repo: Path, message: str, files: dict[str, str | None]) -> str:
+    for path, text in files.items():
+        p = repo / path
+        if text is None:
+            p.unlink()
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> dict[str, Any]:
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    shas = {}
+    shas["init"] = _commit(
+        repo,
+        "initial",
+        {
+            "src/requests/core.py": CORE.replace("a + b", "a + b + 1"),
+            "tests/test_core.py": "def test_name():\n    pass\n",
+        },
+    )
+    shas["fix"] = _commit(
+        repo,
+        "Fix off-by-one in add (#12)",
+        {
+            "src/requests/core.py": CORE,
+            "tests/test_add.py": TEST_ADD,
+            "tests/test_core.py": "def test_name():\n    assert True\n",
+            "HISTORY.md": "- fixed add\n",
+        },
+    )
+    shas["ordinary"] = _commit(
+        repo,
+        "Add a greeting helper",
+        {"src/requests/core.py": CORE + "\n\ndef greet(who):\n    return 'hi ' + who\n"},
+    )
+    shas["typo"] = _commit(
+        repo,
+        "Fix typo in a comment",
+        {
+            "src/requests/core.py": CORE + "\n\ndef greet(who):  # hi\n    return 'hi ' + who\n",
+            "tests/test_core.py": "def test_name():\n    assert 1\n",
+        },
+    )
+    shas["release"] = _commit(repo, "v2.0.1", {"src/requests/__version__.py": "__version__ = '2.0.1'\n"})
+    shas["ci"] = _commit(
+        repo, "Add greeting again", {"src/requests/core.py": CORE, ".github/ci.yml": "x: 1\n"}
+    )
+    return {"repo": repo, "shas": shas}
+
+
+def test_selects_fix_and_ordinary_commits_by_the_rules(history: dict[str, Any]) -> None:
+    cases = rw.select("requests", history["repo"], per_project=3)
+    by_kind = {k: [c for c in cases if c["kind"] == k] for k in ("hidden", "kept", "ordinary")}
+    shas = history["shas"]
+    assert [c["commit"] for c in by_kind["hidden"]] == [shas["fix"]]
+    assert [c["commit"] for c in by_kind["kept"]] == [shas["fix"]]
+    # the typo fix, the version bump and the commit touching CI files are neither kind
+    assert [c["commit"] for c in by_kind["ordinary"]] == [shas["ordinary"]]
+    hidden = by_kind["hidden"][0]
+    assert hidden["files"] == ["src/requests/core.py"]
+    assert hidden["test_files"] == ["tests/test_add.py", "tests/test_core.py"]
+    assert hidden["truth_lines"] == [2]  # `return a + b + 1`, the line the revert puts back
+
+
+def test_case_repos_put_back_the_source_and_for_hidden_the_tests(
+    history: dict[str, Any], tmp_path: Path
+) -> None:
+    cases = {c["kind"]: c for c in rw.select("requests", history["repo"], per_project=1)}
+    hidden = rw.materialize(cases["hidden"], history["repo"], tmp_path / "hidden")
+    kept = rw.materialize(cases["kept"], history["repo"], tmp_path / "kept")
+    ordinary = rw.materialize(cases["ordinary"], history["repo"], tmp_path / "ordinary")
+    for repo in (hidden, kept):
+        assert _git(repo, "rev-parse", "HEAD^").strip() == history["shas"]["fix"]
+        assert "a + b + 1" in _git(repo, "show", "HEAD:src/requests/core.py")
+    assert _git(hidden, "diff", "--name-only", "HEAD^", "HEAD").split() == [
+        "src/requests/core.py",
+        "tests/test_add.py",
+        "tests/test_core.py",
+    ]
+    assert "test_add.py" not in _git(hidden, "ls-tree", "-r", "--name-only", "HEAD")
+    assert _git(kept, "diff", "--name-only", "HEAD^", "HEAD").split() == ["src/requests/core.py"]
+    assert _git(ordinary, "rev-parse", "HEAD").strip() == history["shas"]["ordinary"]
+
+
+def _f(line: int, severity_rank: int = 2, **kw: Any) -> dict[str, Any]:
+    return {"path": "src/requests/core.py", "line": line, "rank": severity_rank, **kw}
+
+
+def test_scoring() -> None:
+    case = {"kind": "hidden", "files": ["src/requests/core.py"], "truth_lines": [10], "test_files": []}
+    assert rw.score(case, [_f(12, source="model")], [])["detected"]
+    assert not rw.score(case, [_f(13, source="model")], [])["detected"]  # outside +-2
+    assert not rw.score(case, [_f(10, severity_rank=1, source="model")], [])["detected"]  # low
+    no_example = _f(10, source="behaviour", evidence="")
+    assert not rw.score(case, [no_example], [])["detected"]
+    example = _f(10, source="behaviour", evidence="add(1, 2): base 3, head 4")
+    got = rw.score(case, [example], [])
+    assert got["detected"] and got["with_example"] and got["detected_by"] == ["behaviour"]
+
+    kept = {**case, "kind": "kept", "test_files": ["tests/test_add.py"]}
+    runs = [
+        {"which": "base", "ok": True, "passed": 3, "timed_out": False, "summary": "3 passed", "failing": []},
+        {
+            "which": "head",
+            "ok": False,
+            "passed": 2,
+            "timed_out": False,
+            "summary": "1 failed",
+            "failing": ["tests/test_add.py::test_add"],
+        },
+    ]
+    got = rw.score(kept, [_f(10, rule_id="tests/broken", source="tests")], runs)
+    assert got["tests_flagged"] and got["base_usable"] and got["regression_fails_at_head"]
+    broken_base = [{**runs[0], "ok": False, "passed": 0, "summary": "failed (exit code 4)"}, runs[1]]
+    got = rw.score(kept, [], broken_base)
+    assert not got["tests_flagged"] and not got["base_usable"]
