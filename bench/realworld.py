@@ -370,9 +370,9 @@ class RunRecorder:
         original = cls.at_commit
         rec = self
 
-        def at_commit(this: Any, repo: Path, commit: str) -> Any:
+        def at_commit(this: Any, repo: Path, commit: str, *args: Any, **kw: Any) -> Any:
             t0 = time.monotonic()
-            res = original(this, repo, commit)
+            res = original(this, repo, commit, *args, **kw)
             rec.runs.append(
                 {
                     "which": "base" if commit == rec.base else "head" if commit == rec.head else commit[:12],

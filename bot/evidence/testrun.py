@@ -1,9 +1,8 @@
 """The reviewed project's own tests: run the command at base and head in a sandbox, parse the results.
 
 Which command runs is detect.py's; what the change broke (and where) is breakage.py's; both stay
-importable from here. Tests run in scratch copies (`git archive` of a commit; the reviewed repository is never touched), results
-are cached per commit + command, and tests that the change breaks become findings on the diff lines most
-likely responsible (localized from the failure output's stack frames and the diff).
+importable from here. Tests run in scratch copies (`git archive` of a commit; the reviewed repository is
+never touched) and results are cached per commit + command + environment.
 """
 
 from __future__ import annotations

@@ -440,3 +440,29 @@ def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the
     assert f["verified"] and f["suggestion"].strip() == "if all(n % p > 0 for p in primes):"
     assert "example(s) give base's result again" in f["evidence"]
     assert "sieve(10): before [2, 3, 5, 7]; after [2, 3, 4" in f["evidence"]  # the example stays
+
+
+def _doctest_diff(before: str, after: str, want: str) -> compare.Difference:
+    b, a = {"kind": "return", "repr": before}, {"kind": "return", "repr": after}
+    return compare.Difference("m.py::f", ">>> f([])", "doctest", before, after, b, a, (), want)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "outcome"),
+    [("(0, 1)", "(0, 0)", "finding"), ("(0, 0)", "(0, 1)", "intended")],
+)
+def test_a_docstring_example_is_the_spec_and_decides_without_the_model(before, after, outcome) -> None:
+    """Head breaking the docstring's own example is a bug; head making it hold is the change fixing it."""
+    c = _target('def f(xs):\n    """>>> f([])\n    (0, 1)\n    """\n    return (0, 1)\n')
+    boom = ScriptedModel({"replies": [], "default": {"raise": "must not be asked"}})
+    j = judge.judge(
+        c, [_doctest_diff(before, after, "(0, 1)\n")], model=lambda: boom, title="", body="", head_line=None
+    )
+    assert not boom.requests
+    if outcome == "finding":
+        (f,) = j.findings
+        assert f.rule_id == "behaviour/docstring-example" and "expects `(0, 1)`" in f.message
+        assert not j.changes
+    else:
+        assert not j.findings and [(x.before, x.after) for x in j.changes] == [("(0, 0)", "(0, 1)")]
+        assert "docstring" in j.changes[0].reason

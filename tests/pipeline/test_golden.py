@@ -120,3 +120,37 @@ def test_broken_tests_and_a_verified_patch(make_repo, tmp_path):
     }
     cfg = scripted(tmp_path, [fix], test_command="python -m pytest -q -p no:cacheprovider")
     check("broken_tests", repo, tmp_path, cfg)
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
+def test_a_review_parses_its_diff_once(make_repo, tmp_path, monkeypatch):
+    """Every stage (scanners, model, merge, tests, behaviour, patches) reads the context's one parsed diff;
+    only the size cap reads each file's header lines (no hunks) on its own."""
+    import bot.change.diff as diff_mod
+
+    real, hunks_parsed = diff_mod.PatchSet, []
+
+    def counting(lines):
+        lines = list(lines)
+        if any(line.startswith("@@") for line in lines):
+            hunks_parsed.append(len(lines))
+        return real(lines)
+
+    monkeypatch.setattr(diff_mod, "PatchSet", counting)
+    base = {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    }
+    repo = make_repo(base, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    fix = {
+        "match": "Return the fix as JSON",
+        "text": json.dumps({"faulty": "return a - b", "fixed": "return a + b"}),
+    }
+    cfg = scripted(tmp_path, [fix], test_command="python -m pytest -q -p no:cacheprovider")
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+    result = review_change(change, build(cfg, env={}))
+    assert {"scanners", "model", "merge", "tests", "behaviour", "patches"} <= set(result.stats.stages)
+    assert any(f.verified for f in result.findings)  # the patches stage ran on that diff too
+    assert len(hunks_parsed) == 1

@@ -44,6 +44,7 @@ class Difference:
     base: dict[str, Any]
     head: dict[str, Any]
     args: tuple[tuple[str, str], ...] = ()
+    want: str | None = None  # a docstring example's expected output, when that is where the input came from
 
     @property
     def head_failed(self) -> bool:
@@ -145,6 +146,7 @@ def differences(
             base=bc.result,
             head=hc.result,
             args=hc.args,
+            want=hc.want,
         )
         sig = (d.callable, d.call, d.before, d.after)
         if sig in shown or per.get(d.callable, 0) >= limit_per_callable:

@@ -141,6 +141,24 @@ def judge(
         out.examples[f.fingerprint] = _examples(shown)
         return out
     shown = clearest(diffs)[:3]
+    # The docstring's own examples are the function's spec: head breaking one that base kept is a bug,
+    # head making one hold that base broke is the change fixing it; no model is asked either way.
+    examples = [d for d in diffs if d.want is not None]
+    broken = [d for d in examples if _holds(d.want, d.base) and not _holds(d.want, d.head)]
+    fixed = [d for d in examples if _holds(d.want, d.head) and not _holds(d.want, d.base)]
+    if broken:
+        why = f"Its docstring expects `{(broken[0].want or '').strip()}`."
+        f = _finding(c, broken[:2], "medium", "behaviour/docstring-example", why, head_line)
+        out.findings.append(f)
+        out.examples[f.fingerprint] = _examples(broken[:2])
+        return out
+    if fixed:
+        reason = "the docstring's example holds now (it did not before the change)"
+        out.changes += [
+            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            for d in shown
+        ]
+        return out
     verdict, reason, seconds = _ask(c, shown, model, title, body)
     out.seconds_model = seconds
     if verdict == "bug":
@@ -238,8 +256,12 @@ def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judge
 
 
 def _doctest_ok(call: Call) -> bool:
-    want = (call.want or "").strip()
-    r = call.result
+    return _holds(call.want, call.result)
+
+
+def _holds(want: str | None, r: dict[str, Any]) -> bool:
+    """Does a result print what a doctest example expects?"""
+    want = (want or "").strip()
     if r.get("kind") == "return":
         got = str(r.get("repr"))
         return got.strip() == want or (got == "None" and want == "")
