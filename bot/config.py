@@ -40,6 +40,22 @@ class ModelConfig(_Section):
     script: str | None = Field(None, description="Scripted backend: JSON file with scripted replies")
 
 
+class IgnoreConfig(_Section):
+    """Changes never reviewed automatically (a person's `/review` still reviews them)."""
+
+    authors: list[str] = Field(
+        default_factory=lambda: ["dependabot[bot]", "renovate[bot]", "pre-commit-ci[bot]"],
+        description="Author logins (globs, case-insensitive: '*[bot]') whose PRs/MRs are not reviewed",
+    )
+    labels: list[str] = Field(
+        default_factory=lambda: ["skip-review"], description="PRs/MRs with one of these labels (globs)"
+    )
+    title_prefixes: list[str] = Field(
+        default_factory=lambda: ["WIP", "[WIP]", "[skip review]", "Draft:", "[Draft]"],
+        description="Titles starting with one of these (case-insensitive, as a whole word)",
+    )
+
+
 class ReviewConfig(_Section):
     include: list[str] = Field(default_factory=list, description="Globs to review (empty = everything)")
     exclude: list[str] = Field(
@@ -58,6 +74,28 @@ class ReviewConfig(_Section):
     )
     chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
     max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
+    filter_mode: Literal["added", "diff_context", "file"] = Field(
+        "diff_context",
+        description="Lines that may get inline comments: added (changed lines only), diff_context (any line "
+        "of a hunk), file (any line of a changed file; outside the hunks as a file comment)",
+    )
+    max_comments_per_file: int = Field(
+        0, ge=0, description="Inline comments per file (0 = no cap); the rest are listed in the summary"
+    )
+    ignore: IgnoreConfig = Field(default_factory=IgnoreConfig)
+    walkthrough: bool = Field(False, description="Add a walkthrough (summary, file by file, risky spots)")
+    language: str = Field(
+        "", description="Language of the model's messages and summaries (de, fr, zh, ja, …; empty = English)"
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        from .findings.language import LANGUAGES, language_name
+
+        if v.strip() and language_name(v) is None:
+            raise ValueError(f"unknown language code '{v}'; use one of {', '.join(sorted(LANGUAGES))}")
+        return v.strip()
 
 
 class ScannersConfig(_Section):

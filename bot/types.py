@@ -47,6 +47,7 @@ class ChangeRequest:
     author: str = ""
     url: str = ""
     workdir: Path | None = None  # head checked out here, base reachable
+    labels: tuple[str, ...] = ()  # PR/MR labels (review.ignore.labels)
     notes: tuple[str, ...] = ()  # what resolving the change had to assume (e.g. a root commit's base)
 
 
@@ -125,6 +126,32 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class FileNote:
+    path: str
+    text: str  # one line: what the change does in this file
+
+
+@dataclass(frozen=True)
+class RiskSpot:
+    path: str
+    line: int  # a line of the diff (new side)
+    why: str
+
+
+@dataclass(frozen=True)
+class Walkthrough:
+    """What a change does (`/describe`, `review.walkthrough`): a summary, one line per file, risky spots,
+    and the behaviour changes observed by running base and head (when that evidence exists)."""
+
+    summary: str
+    files: tuple[FileNote, ...] = ()
+    risks: tuple[RiskSpot, ...] = ()
+    behaviour: tuple[str, ...] = ()
+    note: str = ""  # why there is no model summary (cut, invalid, nothing fits)
+    model: str = ""
+
+
+@dataclass(frozen=True)
 class BehaviourChange:
     """A difference between base and head on the same inputs that the change intends (info level)."""
 
@@ -149,6 +176,7 @@ class Review:
     coverage: Coverage
     title: str = ""
     notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
+    walkthrough: Walkthrough | None = None  # review.walkthrough: true (or /describe)
     behaviour: tuple[BehaviourChange, ...] = field(default=())  # intended behaviour changes (info)
 
     def highest(self) -> str | None:

@@ -167,7 +167,11 @@ def _run(
     # or a login listed in server.bot_logins (a personal access token's user).
     bots = frozenset(x.lower() for x in cfg.server.bot_logins)
     publisher = GitHubPublisher(
-        api, job.number, max_comments=cfg.github.max_comments_per_request, bot_logins=bots
+        api,
+        job.number,
+        max_comments=cfg.github.max_comments_per_request,
+        bot_logins=bots,
+        review_cfg=cfg.review,
     )
     state = publisher.summary()
     # Since the head the last review recorded in its summary, not the push's `before`: a run that was
@@ -186,6 +190,8 @@ def _run(
             return 0
         if job.comment_id is not None:
             _react(api, job.comment_id)
+        if command.name == "describe":
+            return _describe(job, cfg, forge, publisher, update=command.update)
         if command.name != "review":
             return _chat(command, publisher, api, job, cfg.server.command_prefix)
         since = state.head if command.incremental else None
@@ -202,6 +208,26 @@ def _run(
         state=state,
         notes=[sandbox_note] if sandbox_note else [],
     )
+
+
+def _describe(job: Job, cfg: Any, forge: Any, publisher: Any, *, update: bool) -> int:
+    """`/describe [--update]`: the walkthrough in the summary comment, or in the PR description."""
+    from ..findings.walkthrough import describe_change
+    from ..pipeline.run import LazyModel
+    from ..render.walkthrough import walkthrough_markdown
+    from ..types import ChangeRef
+
+    progress = _Echo()
+    change = forge.fetch(ChangeRef("github", forge.api.repo_name, number=job.number))
+    w = describe_change(change, cfg, LazyModel(cfg, progress))
+    block = walkthrough_markdown(w, change.head_sha)
+    if update:
+        publisher.set_description(block)
+    else:
+        publisher.set_walkthrough(block)
+    where = "the PR description" if update else "the summary comment"
+    click.echo(f"prereview: walkthrough of {len(w.files)} file(s) written to {where}", err=True)
+    return 0
 
 
 def _react(api: Any, comment_id: int) -> None:
@@ -248,10 +274,15 @@ def _review(
     from ..publish import github_actions as actions
     from ..publish.github_checks import create_check_run, upload_sarif
     from ..render.markdown import summary
+    from ..review_filters import skip_message, skip_reason
     from ..types import ChangeRef, Skipped
 
     progress = _Echo()
     change = forge.fetch(ChangeRef("github", forge.api.repo_name, number=job.number))
+    if job.automatic and (why := skip_reason(change, cfg.review)):
+        click.echo(f"prereview: {skip_message(why)}", err=True)
+        actions.append_step_summary(f"### prereview\n\n{skip_message(why)}\n", env)
+        return 0
     pr_diff = parse(change.diff_text)
     scope = None
     reviewed = change

@@ -42,6 +42,7 @@ class Pipeline:
     title: str = ""
     description: str = ""
     author: str = ""
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, mr_iid: int | None = None) -> Pipeline:
@@ -76,7 +77,8 @@ class Pipeline:
             project_dir=Path(env.get("CI_PROJECT_DIR") or "."),
             title=env.get("CI_MERGE_REQUEST_TITLE", ""),
             description=env.get("CI_MERGE_REQUEST_DESCRIPTION", ""),
-            author=env.get("GITLAB_USER_LOGIN", ""),
+            author=env.get("GITLAB_USER_LOGIN", ""),  # who started the pipeline (a bot that pushed)
+            labels=tuple(x.strip() for x in env.get("CI_MERGE_REQUEST_LABELS", "").split(",") if x.strip()),
         )
 
 
@@ -121,12 +123,14 @@ class _Echo:
 )
 @config_options("Config file (default: .prereview.yml at the MR's base revision).")
 @click.option("--no-post", is_flag=True, help="Write the Code Quality report only; post nothing.")
+@click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
 def command(
     mr_iid: int | None,
     codequality_path: Path | None,
     config_file: Path | None,
     overrides: dict[str, Any],
     no_post: bool,
+    force: bool,
 ) -> None:
     """Review the merge request of a GitLab MR pipeline and post the review on it."""
     sys.exit(
@@ -137,6 +141,7 @@ def command(
             config_file=config_file,
             overrides=overrides,
             post=not no_post,
+            force=force,
         )
     )
 
@@ -149,12 +154,14 @@ def run(
     config_file: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     post: bool = True,
+    force: bool = False,
 ) -> int:
     from ..change import git
     from ..forges.gitlab import GitLabForge, PermissionDenied
     from ..pipeline.run import exit_code, load_config, review_change
     from ..publish.gitlab import publish
     from ..render.codequality import render_codequality
+    from ..review_filters import skip_message, skip_reason
     from ..types import ChangeRef, ChangeRequest
 
     p = Pipeline.from_env(env, mr_iid=mr_iid)
@@ -185,19 +192,23 @@ def run(
         body=p.description,
         author=p.author,
         workdir=workdir,
+        labels=p.labels,
     )
     GitLabForge.checkout(change, workdir, progress)
     change = replace(change, diff_text=git.diff(workdir, base, p.head_sha))
     cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
     cfg, sandbox_note = sandbox_off(cfg, env)
+    report = codequality_path or Path(cfg.gitlab.codequality_path)
+    report = report if report.is_absolute() else p.project_dir / report
+    if not force and (why := skip_reason(change, cfg.review)):
+        report.write_text("[]\n", encoding="utf-8")  # the job's report artifact still exists, empty
+        progress.message(f"!{p.mr_iid}: {skip_message(why, 'run `prereview gitlab --force`')}")
+        return 0
     if not change.diff_text.strip():
         progress.message(f"nothing to review: {base[:12]}..{p.head_sha[:12]} has no changes")
     review = review_change(change, cfg, progress=progress)
     if sandbox_note:
         review = replace(review, notes=(*review.notes, sandbox_note))
-
-    report = codequality_path or Path(cfg.gitlab.codequality_path)
-    report = report if report.is_absolute() else p.project_dir / report
     report.write_text(render_codequality(review), encoding="utf-8")
     click.echo(
         f"prereview: {len(review.findings)} finding(s); wrote the Code Quality report to {report}", err=True
@@ -210,7 +221,7 @@ def run(
     else:
         try:
             api = forge(cfg.gitlab.timeout, cfg.gitlab.retries)
-            res = publish(api, change, review, cfg.gitlab, progress=progress)
+            res = publish(api, change, review, cfg.gitlab, progress=progress, review_cfg=cfg.review)
         except PermissionDenied as exc:
             if cfg.gitlab.fail_on_permission:
                 raise

@@ -14,6 +14,7 @@ import jsonschema
 from ..models import Completion, Message, Model
 from ..types import CATEGORIES, SEVERITIES, Finding
 from .chunks import Chunk, Section
+from .language import instruction as language_instruction
 
 MAX_FINDINGS_PER_CHUNK = 5
 
@@ -41,12 +42,14 @@ def findings_schema(max_items: int = MAX_FINDINGS_PER_CHUNK) -> dict[str, Any]:
     }
 
 
-def system_prompt(extra_instructions: str = "") -> str:
+def system_prompt(extra_instructions: str = "", language: str = "") -> str:
+    """The review's system prompt; `language` (review.language) adds the instruction to write messages
+    in that language (code, quotes and CWE ids untouched)."""
     text = resources.files("bot.prompts").joinpath("review_system.txt").read_text(encoding="utf-8")
     if extra_instructions.strip():
         # Repository-owner instructions come from the base revision's config, never from the change.
         text += "\nInstructions from the repository owner:\n" + extra_instructions.strip() + "\n"
-    return text
+    return text + language_instruction(language)
 
 
 def user_prompt(chunk: Chunk, title: str = "") -> str:

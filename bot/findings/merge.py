@@ -13,6 +13,7 @@ from ..models import Message, Model
 from ..pipeline.context import ReviewContext
 from ..types import Finding, severity_rank
 from . import analyze, chunks, plausible
+from .language import instruction as language_instruction
 from .rank import finalize
 
 FileReader = Callable[[str], "str | None"]
@@ -113,13 +114,14 @@ def explain_schema() -> dict[str, Any]:
     }
 
 
-def explain(f: Finding, model: Model, code: str) -> Finding:
+def explain(f: Finding, model: Model, code: str, language: str = "") -> Finding:
     user = (
         f"<untrusted>\nFile: {f.path}\n{code}\n</untrusted>\n"
         f"Scanner rule {f.rule_id} ({f.cwe or 'no CWE'}) on line {f.line}: {f.message}\n"
         "Explain it. Return JSON."
     )
-    data = _ask(model, [Message("system", EXPLAIN_SYSTEM), Message("user", user)], explain_schema(), 160)
+    system = EXPLAIN_SYSTEM + language_instruction(language)
+    data = _ask(model, [Message("system", system), Message("user", user)], explain_schema(), 160)
     text = str((data or {}).get("explanation", "")).strip()
     return f.with_(message=f"{f.message}\n\n{text}") if text else f
 
@@ -182,10 +184,11 @@ class MergeStage:
         todo_explain = [f for f in findings if sc.explain_scanner_findings and f.source != "model"][:5]
         if todo_verify or todo_explain:
             model = ctx.model()
-            system = analyze.system_prompt(ctx.cfg.review.instructions)
+            system = analyze.system_prompt(ctx.cfg.review.instructions, ctx.cfg.review.language)
             done = {
                 id(f): self_verify(f, model, code_around(diff, f, read_head), system) for f in todo_verify
             }
-            done |= {id(f): explain(f, model, code_around(diff, f, read_head)) for f in todo_explain}
+            lang = ctx.cfg.review.language
+            done |= {id(f): explain(f, model, code_around(diff, f, read_head), lang) for f in todo_explain}
             findings = [done.get(id(f), f) for f in findings]
         return finalize(findings, diff, ctx.cfg)

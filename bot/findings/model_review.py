@@ -54,7 +54,7 @@ class ModelReviewStage:
             model = ctx.model()
             ctx.usage.model = model.name
             sections = _chunks(files, cfg, model, ctx.head_lines, tally.errors)
-            system = analyze.system_prompt(cfg.review.instructions)
+            system = analyze.system_prompt(cfg.review.instructions, cfg.review.language)
             for i, chunk in enumerate(sections, 1):
                 ctx.progress.step(i - 1, len(sections), f"reviewing {', '.join(chunk.paths)}")
                 found += _review_with_retry(model, chunk, system, ctx.change.title, cfg, tally)
@@ -106,7 +106,7 @@ def _chunks(
     head_lines: Callable[[str], list[str] | None],
     too_big: list[Skipped],
 ) -> list:
-    system_tokens = model.count_tokens(analyze.system_prompt(cfg.review.instructions))
+    system_tokens = model.count_tokens(analyze.system_prompt(cfg.review.instructions, cfg.review.language))
     room = model.n_ctx - system_tokens - cfg.review.max_new_tokens - 96
     budget = min(cfg.review.chunk_tokens or 1536, room)
     sections = []

@@ -179,6 +179,43 @@ class GitHubAPI:
 
         return self.call(go, write=method != "GET")
 
+    def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One GraphQL request (`…/graphql`; GHES `…/api/graphql`); GraphQL errors raise GraphQLFailure."""
+        base = self.api_url.rstrip("/")
+        url = base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+
+        def go() -> dict[str, Any]:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST", url, input={"query": query, "variables": variables}
+            )
+            return data  # type: ignore[no-any-return]
+
+        data = self.call(go, write=query.lstrip().startswith("mutation"))
+        if data.get("errors"):
+            raise GraphQLFailure("; ".join(str(e.get("message", "")) for e in data["errors"]))
+        return data.get("data") or {}
+
+    def review_threads(self, number: int) -> list[ReviewThread]:
+        """The PR's review threads (id, resolved, the first comment's REST id), all pages."""
+        owner, name = self.repo_name.split("/", 1)
+        out: list[ReviewThread] = []
+        after: str | None = None
+        while True:
+            data = self.graphql(
+                THREADS_QUERY, {"owner": owner, "name": name, "number": number, "after": after}
+            )
+            page = ((data.get("repository") or {}).get("pullRequest") or {}).get("reviewThreads") or {}
+            for t in page.get("nodes") or []:
+                first = ((t.get("comments") or {}).get("nodes") or [{}])[0] or {}
+                out.append(ReviewThread(t["id"], bool(t["isResolved"]), first.get("databaseId")))
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
+                return out
+            after = info.get("endCursor")
+
+    def resolve_review_thread(self, thread_id: str) -> None:
+        self.graphql(RESOLVE_MUTATION, {"threadId": thread_id})
+
     # -- reads ------------------------------------------------------------------------------------
     def files(self, number: int) -> list[Any]:
         pr = self.pull(number)
@@ -200,6 +237,10 @@ class GitHubAPI:
     def create_review(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
         return self.request("POST", f"/pulls/{number}/reviews", body)
 
+    def create_review_comment(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        """One review comment outside a review (`subject_type: file` comments on a whole file)."""
+        return self.request("POST", f"/pulls/{number}/comments", body)
+
     def edit_review_comment(self, comment_id: int, body: str) -> None:
         self.request("PATCH", f"/pulls/comments/{comment_id}", {"body": body})
 
@@ -211,6 +252,11 @@ class GitHubAPI:
 
     def react(self, comment_id: int, content: str) -> None:
         self.request("POST", f"/issues/comments/{comment_id}/reactions", {"content": content})
+
+    def update_pull(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        """PATCH /repos/{o}/{r}/pulls/{n} (title, body, state, base): `/describe --update`."""
+        self._pulls.pop(number, None)  # the cached PR object is stale now
+        return self.request("PATCH", f"/pulls/{number}", body)
 
     def create_pull(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /repos/{o}/{r}/pulls (title, head, base, body, draft, …)."""
@@ -251,6 +297,32 @@ def patch_to_diff(files: Iterable[Any]) -> tuple[str, list[str]]:
     return ("\n".join(out) + "\n") if out else "", no_patch
 
 
+class GraphQLFailure(Exception):
+    """GitHub answered a GraphQL request with errors (e.g. a token that may not resolve threads)."""
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    id: str  # GraphQL node id
+    resolved: bool
+    first_comment: int | None  # REST id (databaseId) of the comment that opened the thread
+
+
+THREADS_QUERY = """query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}"""
+RESOLVE_MUTATION = """mutation($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } }
+}"""
+
+
 class GitHubForge:
     """Fetch a PR (API, or API + local checkout) and expose the API to the publisher."""
 
@@ -273,6 +345,7 @@ class GitHubForge:
             body=pr.body or "",
             author=pr.user.login if pr.user else "",
             url=pr.html_url or "",
+            labels=tuple(label.name for label in (pr.labels or []) if label.name),
         )
         if not self._head_checked_out(head):
             diff_text, self.missing_patches = patch_to_diff(self.api.files(ref.number))

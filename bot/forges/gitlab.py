@@ -221,6 +221,7 @@ class GitLabForge:
             body=mr.get("description") or "",
             author=(mr.get("author") or {}).get("username", ""),
             url=mr.get("web_url") or "",
+            labels=tuple(str(x) for x in (mr.get("labels") or []) if x),
         )
 
     @staticmethod
@@ -278,6 +279,15 @@ class GitLabForge:
         """POST /projects/:id/merge_requests (source_branch, target_branch, title, description, …)."""
         created = self._call("create a merge request", self._project().mergerequests.create, data)
         return dict(created.attributes)
+
+    def reply_to_discussion(self, iid: int, discussion_id: str, body: str) -> None:
+        """POST …/discussions/:discussion_id/notes: an answer inside a thread."""
+        discussion = self._mr(iid).discussions.get(discussion_id, lazy=True)
+        self._call("reply in a discussion", discussion.notes.create, {"body": body})
+
+    def update_merge_request(self, iid: int, data: dict[str, Any]) -> None:
+        """PUT /projects/:id/merge_requests/:iid (e.g. the description, for `/describe --update`)."""
+        self._call("update the merge request", self._project().mergerequests.update, iid, data)
 
     def award_emoji(self, iid: int, note_id: int, name: str) -> None:
         """React to a note (e.g. 👀 on a `/review` command)."""

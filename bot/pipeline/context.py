@@ -120,4 +120,5 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
         coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
         notes=tuple(ctx.notes),
         behaviour=tuple(ctx.behaviour),
+        walkthrough=ctx.shared.get("walkthrough"),
     )

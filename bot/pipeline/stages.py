@@ -10,6 +10,7 @@ from ..findings.merge import MergeStage
 from ..findings.model_review import ModelReviewStage
 from ..findings.rank import RankStage
 from ..findings.scanners import ScannersStage
+from ..findings.walkthrough import WalkthroughStage
 from ..patches.stage import PatchesStage
 from .stage import Stage
 
@@ -22,4 +23,6 @@ def default(cfg: Config) -> list[Stage]:
         stages += [TestsStage()]
         stages += [BehaviourStage()] if cfg.behaviour.enabled else []
         stages += [PatchesStage(), RankStage()]
+    if cfg.review.walkthrough:
+        stages.append(WalkthroughStage())
     return stages

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..change.diff import Diff, FileDiff, parse
+from ..config import ReviewConfig
 from ..forges.github import GitHubAPI, PostedComment, patch_to_diff
 from ..render.markdown import (
     SUMMARY_MARKER,
@@ -29,6 +30,7 @@ from ..render.markdown import (
     is_summary,
     trailing_markers,
 )
+from ..review_filters import plan_inline
 from ..types import Finding, Review
 
 RESOLVED_MARKER = "<!-- prereview:resolved -->"
@@ -127,6 +129,14 @@ def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) ->
     return SummaryState()
 
 
+def _keep_walkthrough(text: str, previous: str) -> str:
+    """A review without a walkthrough keeps the one `/describe` put in the summary before."""
+    from ..render.walkthrough import block_in, with_block
+
+    old = block_in(previous)
+    return with_block(text, old) if old and block_in(text) is None else text
+
+
 def resolved_body(old: str, head: str) -> str:
     return (
         f"✅ **Resolved** — prereview no longer reports this at `{head[:12]}`.\n\n"
@@ -134,12 +144,28 @@ def resolved_body(old: str, head: str) -> str:
     )
 
 
+def file_comment_body(f: Finding) -> str:
+    """`filter_mode: file`: a finding on a line outside the hunks, posted on its file."""
+    where = f"line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
+    return f"**{where}** (outside the diff)\n\n" + comment_body(f.with_(verified=False))
+
+
 class GitHubPublisher:
     def __init__(
-        self, api: GitHubAPI, number: int, *, max_comments: int = 30, bot_logins: frozenset[str] = frozenset()
+        self,
+        api: GitHubAPI,
+        number: int,
+        *,
+        max_comments: int = 30,
+        bot_logins: frozenset[str] = frozenset(),
+        review_cfg: ReviewConfig | None = None,
     ) -> None:
+        """`review_cfg`: its `filter_mode` and `max_comments_per_file` decide what may go inline."""
         self.api, self.number, self.max_comments = api, number, max_comments
         self.bot_logins = frozenset(x.lower() for x in bot_logins)
+        self.review_cfg = review_cfg or ReviewConfig()
+        self.threads_resolved = 0  # review threads resolved over GraphQL by the last publish
+        self.thread_notes: list[str] = []
 
     # -- reading ----------------------------------------------------------------------------------
     def ours(self) -> list[PostedComment]:
@@ -185,20 +211,30 @@ class GitHubPublisher:
         current = {f.fingerprint for f in review.findings}
 
         planned: list[tuple[Finding, dict[str, Any]]] = []
+        on_file: list[Finding] = []
         not_inline: list[Finding] = []
         skipped = 0
+        where = plan_inline(review.findings, diff, self.review_cfg)
         for f in review.findings:
             if f.fingerprint in inline_fps:
                 skipped += 1
                 continue
-            comment = inline_comment(f, diff) if f.in_diff else None
-            if f.fingerprint in already or comment is None or len(planned) >= self.max_comments:
+            place = where.get(f.fingerprint, "summary")
+            comment = inline_comment(f, diff) if f.in_diff and place == "line" else None
+            room = len(planned) + len(on_file) < self.max_comments
+            if f.fingerprint not in already and place == "file" and room:
+                on_file.append(f)
+                continue
+            if f.fingerprint in already or comment is None or not room:
                 skipped += f.fingerprint in already
                 not_inline.append(f)
                 continue
             planned.append((f, comment))
 
         posted, rejected, reviews = self._post(planned, review)
+        filed, refused = self._post_on_files(on_file, review.head)
+        posted += filed
+        rejected += refused
         not_inline += rejected
         resolved = self._resolve(existing, current, scope, review.head)
         carried = set()
@@ -208,11 +244,11 @@ class GitHubPublisher:
                 if self._in_scope(c, scope):
                     resolved_fps |= fingerprints_in(c.body) - current
             carried = state.fingerprints - current - resolved_fps
-        body = self._summary_body(review, tuple(not_inline), carried, state.paused, title)
+        body = self._summary_body(review, tuple(not_inline), carried, state.paused, title, state.body)
         summary_id = self._upsert_summary(state, body)
         notes = tuple(
             f"GitHub refused an inline comment on {f.path}:{f.line}; listed in the summary" for f in rejected
-        )
+        ) + tuple(self.thread_notes)
         return PublishResult(
             posted=len(posted),
             skipped=skipped,
@@ -271,6 +307,24 @@ class GitHubPublisher:
         ok2, bad2, n2 = self._post_batch(batch[mid:], review, validate=False)
         return ok1 + ok2, bad1 + bad2, n1 + n2
 
+    def _post_on_files(self, findings: list[Finding], head: str) -> tuple[list[Finding], list[Finding]]:
+        from github import GithubException
+
+        ok: list[Finding] = []
+        bad: list[Finding] = []
+        for f in findings:
+            try:
+                self.api.create_review_comment(
+                    self.number,
+                    {"commit_id": head, "path": f.path, "body": file_comment_body(f), "subject_type": "file"},
+                )
+                ok.append(f)
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise
+                bad.append(f)
+        return ok, bad
+
     @staticmethod
     def _in_scope(c: PostedComment, scope: Diff) -> bool:
         return scope.file(c.path) is not None and (c.line is None or scope.has_line(c.path, c.line))
@@ -278,22 +332,46 @@ class GitHubPublisher:
     def _resolve(
         self, existing: list[PostedComment], current: set[str], scope: Diff | None, head: str
     ) -> int:
-        n = 0
+        stale = []
         for c in existing:
             if fingerprints_in(c.body) & current:
                 continue
             if scope is not None and not self._in_scope(c, scope):
                 continue
             self.api.edit_review_comment(c.id, resolved_body(c.body, head))
-            n += 1
-        return n
+            stale.append(c.id)
+        if stale:
+            self._resolve_threads(set(stale))
+        return len(stale)
+
+    def _resolve_threads(self, comment_ids: set[int]) -> None:
+        """Mark the threads of stale comments resolved too (GraphQL `resolveReviewThread`), so GitHub folds
+        them. The edited body already says "Resolved"; a token that may not resolve threads is a note."""
+        from github import GithubException
+
+        from ..forges.github import GraphQLFailure
+
+        try:
+            for t in self.api.review_threads(self.number):
+                if t.first_comment in comment_ids and not t.resolved:
+                    self.api.resolve_review_thread(t.id)
+                    self.threads_resolved += 1
+        except (GraphQLFailure, GithubException) as exc:
+            self.thread_notes.append(f"could not resolve review threads over GraphQL ({str(exc)[:120]})")
 
     def _summary_body(
-        self, review: Review, not_inline: tuple[Finding, ...], carried: set[str], paused: bool, title: str
+        self,
+        review: Review,
+        not_inline: tuple[Finding, ...],
+        carried: set[str],
+        paused: bool,
+        title: str,
+        previous: str = "",
     ) -> str:
         from ..render.markdown import summary
 
         text = summary(review, not_inline=not_inline, title=title)
+        text = _keep_walkthrough(text, previous)
         extra = [fingerprint_marker(fp) for fp in sorted(carried)]
         extra.append(f"<!-- prereview:head={review.head} -->")
         if paused:
@@ -310,6 +388,28 @@ class GitHubPublisher:
         if state.body.strip() != body.strip():
             self.api.edit_issue_comment(state.comment_id, body)
         return state.comment_id
+
+    def set_walkthrough(self, block: str) -> None:
+        """`/describe`: the walkthrough block into the one summary comment (created when there is none)."""
+        from ..render.walkthrough import with_block
+
+        state = self.summary()
+        if state.comment_id is None:
+            self.api.create_issue_comment(self.number, f"{SUMMARY_MARKER}\n### prereview\n\n{block}")
+            return
+        body = with_block(state.body, block)
+        if body.strip() != state.body.strip():
+            self.api.edit_issue_comment(state.comment_id, body)
+
+    def set_description(self, block: str) -> None:
+        """`/describe --update`: the block into the PR description; the author's text stays as it is."""
+        from ..render.walkthrough import with_block
+
+        pr = self.api.pull(self.number)
+        body = pr.body or ""
+        new = with_block(body, block)
+        if new != body:
+            self.api.update_pull(self.number, {"body": new})
 
     def set_paused(self, paused: bool) -> None:
         """`/pause` and `/resume`: remembered in the summary comment."""

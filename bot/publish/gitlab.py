@@ -12,11 +12,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..change.diff import Diff, parse
-from ..config import GitLabConfig
+from ..config import GitLabConfig, ReviewConfig
 from ..forges.protocols import DiffRefs, MRApi, PermissionDenied, Rejected
 from ..progress import Progress, Quiet
-from ..render.markdown import comment_body, fingerprints_in, is_summary, summary
+from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, is_summary, summary
+from ..review_filters import plan_inline
 from ..types import ChangeRequest, Finding, Review
+from .github import _keep_walkthrough
 from .gitlab_position import anchor, file_position
 
 
@@ -87,19 +89,25 @@ def _inline_body(f: Finding, header: str | None, cfg: GitLabConfig) -> str:
     return comment_body(f, suggestion_header=header or "suggestion:-0+0")
 
 
-def _file_body(f: Finding) -> str:
+def _file_body(f: Finding, why: str = "GitLab did not accept a comment on the line itself") -> str:
     where = f"line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
     side = " (removed)" if f.side == "LEFT" else ""
-    return f"**{where}{side}** (GitLab did not accept a comment on the line itself)\n\n" + comment_body(
-        f.with_(suggestion=None)
-    )
+    return f"**{where}{side}** ({why})\n\n" + comment_body(f.with_(suggestion=None))
 
 
 def _post(
-    api: MRApi, iid: int, f: Finding, diff: Diff, refs: DiffRefs, cfg: GitLabConfig, res: PublishResult
+    api: MRApi,
+    iid: int,
+    f: Finding,
+    diff: Diff,
+    refs: DiffRefs,
+    cfg: GitLabConfig,
+    res: PublishResult,
+    on_line: bool = True,
 ) -> bool:
-    """Post one finding: on its line, else on its file; False when it must go to the summary."""
-    a = anchor(f, diff, refs)
+    """Post one finding: on its line, else on its file; False when it must go to the summary.
+    `on_line` False (`filter_mode: file`, a line outside the hunks): straight to its file."""
+    a = anchor(f, diff, refs) if on_line else None
     if a is not None:
         try:
             api.create_discussion(iid, _inline_body(f, a.suggestion_header, cfg), a.position)
@@ -110,7 +118,7 @@ def _post(
     pos = file_position(f.path, diff, refs) if cfg.file_notes else None
     if pos is not None:
         try:
-            api.create_discussion(iid, _file_body(f), pos)
+            api.create_discussion(iid, _file_body(f) if on_line else _file_body(f, "outside the diff"), pos)
             res.file_notes += 1
             return True
         except Rejected as exc:
@@ -180,6 +188,30 @@ def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body:
     return "created"
 
 
+def set_walkthrough(api: Any, iid: int, block: str, *, into_description: bool = False) -> str:
+    """`/describe`: the walkthrough block into the one summary note (created when there is none), or
+    into the MR description between markers (the author's text stays as it is). Returns what changed."""
+    from ..render.walkthrough import with_block
+
+    if into_description:
+        old = str(api.merge_request(iid).get("description") or "")
+        new = with_block(old, block)
+        if new == old:
+            return "unchanged"
+        api.update_merge_request(iid, {"description": new})
+        return "description updated"
+    for d in api.discussions(iid):
+        if _is_summary(d):
+            note = _first_note(d)
+            body = with_block(note.get("body", ""), block)
+            if body.strip() == (note.get("body") or "").strip():
+                return "unchanged"
+            api.update_note(iid, int(note["id"]), body)
+            return "summary updated"
+    api.create_note(iid, f"{SUMMARY_MARKER}\n### prereview\n\n{block}")
+    return "summary created"
+
+
 def publish(
     api: MRApi,
     change: ChangeRequest,
@@ -188,9 +220,11 @@ def publish(
     *,
     progress: Progress | None = None,
     scope: Diff | None = None,
+    review_cfg: ReviewConfig | None = None,
 ) -> PublishResult:
     """Post `review` (anchored on the MR's diff in `change`). `scope`: for an incremental review, the part
-    of the diff that was re-reviewed; threads outside it stay open."""
+    of the diff that was re-reviewed; threads outside it stay open. `review_cfg`: its `filter_mode` and
+    `max_comments_per_file` decide what may go inline."""
     progress = progress or Quiet()
     iid = change.ref.number
     if iid is None:
@@ -202,12 +236,16 @@ def publish(
     done = posted_fingerprints(discussions)
     res = PublishResult()
     not_inline: list[Finding] = []
+    where = plan_inline(review.findings, diff, review_cfg or ReviewConfig())
     for f in review.findings:
         if f.fingerprint in done:
             res.already_posted += 1
         else:
             room = res.discussions + res.file_notes < cfg.max_discussions
-            if not (f.in_diff and room and _post(api, iid, f, diff, refs, cfg, res)):
+            place = where.get(f.fingerprint, "summary")
+            on_file = place == "file" and cfg.file_notes
+            eligible = (f.in_diff and place == "line") or on_file
+            if not (eligible and room and _post(api, iid, f, diff, refs, cfg, res, on_line=not on_file)):
                 not_inline.append(f)
         done.add(f.fingerprint)
     for r in res.rejections:
@@ -226,7 +264,7 @@ def publish(
             "GitLab refused the diff position of "
             f"{refused} finding(s); they are on their file or listed here.",
         )
-    res.summary = _summary_note(
-        api, iid, discussions, summary(replace(review, notes=notes), not_inline=tuple(not_inline))
-    )
+    body = summary(replace(review, notes=notes), not_inline=tuple(not_inline))
+    previous = next((_first_note(d).get("body", "") for d in discussions if _is_summary(d)), "")
+    res.summary = _summary_note(api, iid, discussions, _keep_walkthrough(body, previous))
     return res

@@ -11,6 +11,7 @@ from .escape import cell as _cell
 from .escape import code as _code
 from .escape import text as _escape
 from .text import stage_times
+from .walkthrough import walkthrough_markdown
 
 SUMMARY_MARKER = "<!-- prereview:summary -->"
 _FP = re.compile(r"<!-- prereview:fp=([0-9a-f]{16}) -->")
@@ -99,6 +100,8 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     lines = [SUMMARY_MARKER, f"### {_escape(title)}", "", counts_line(review)]
     for note in review.notes:
         lines += ["", f"> ⚠️ {_escape(note)}"]
+    if review.walkthrough is not None:  # review.walkthrough: true
+        lines += ["", walkthrough_markdown(review.walkthrough, review.head).rstrip("\n")]
     if not_inline:
         lines += ["", "| | Where | Finding |", "|---|---|---|"]
         for f in not_inline:

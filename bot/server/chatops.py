@@ -14,6 +14,8 @@ from dataclasses import dataclass
 COMMANDS: dict[str, str] = {
     "review": "review the change again (full); `-i` reviews only what changed since the last review",
     "fix": "propose verified fixes for the findings (optionally: a finding's file:line)",
+    "describe": "summarise the change file by file in the summary comment; `--update` puts it in the "
+    "description (between markers, your text stays)",
     "ask": "ask a question about the change, e.g. `ask is this thread-safe?`",
     "help": "show this help",
     "pause": "stop automatic reviews on new pushes",
@@ -34,6 +36,11 @@ class Command:
     incremental: bool = False  # `/review -i`
     args: tuple[str, ...] = ()
     text: str = ""
+
+    @property
+    def update(self) -> bool:
+        """`/describe --update`: write the walkthrough into the PR/MR description."""
+        return self.name == "describe" and any(w in ("--update", "-u") for w in self.args)
 
     @property
     def question(self) -> str:

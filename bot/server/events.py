@@ -29,6 +29,9 @@ class Event:
     is_bot: bool = False
     draft: bool = False
     installation: int | None = None
+    thread: str = ""  # a reply inside a review thread: GitHub root comment id / GitLab discussion id
+    path: str = ""  # the thread's file and line (a reply is a question about them)
+    line: int | None = None
 
 
 def _get(data: Any, *path: str, want: type | tuple[type, ...] = str) -> Any:
@@ -100,7 +103,27 @@ def github(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset
         comment_id=_get(comment, "id", want=int),
         is_bot=_is_bot(login, _get(comment, "user", "type"), body, bot_logins),
         installation=installation,
+        **_github_thread(event_type, comment),
     )
+
+
+def _github_thread(event_type: str, comment: dict[str, Any]) -> dict[str, Any]:
+    """A reply in a review thread (`in_reply_to_id` names the thread's first comment)."""
+    root = _get(comment, "in_reply_to_id", want=int)
+    if event_type != "pull_request_review_comment" or not root:
+        return {}
+    line = _get(comment, "line", want=int) or _get(comment, "original_line", want=int)
+    return {"thread": str(root), "path": _get(comment, "path") or "", "line": line}
+
+
+def _gitlab_thread(attrs: Any) -> dict[str, Any]:
+    """A note in a diff discussion (a reply, or the thread's first note: the worker checks it is ours)."""
+    discussion = _get(attrs, "discussion_id")
+    if not discussion or _get(attrs, "type") != "DiffNote":
+        return {}
+    path = _get(attrs, "position", "new_path") or _get(attrs, "position", "old_path") or ""
+    line = _get(attrs, "position", "new_line", want=int) or _get(attrs, "position", "old_line", want=int)
+    return {"thread": discussion, "path": path, "line": line}
 
 
 MR_ACTIONS = frozenset({"open", "reopen", "update"})
@@ -151,6 +174,7 @@ def gitlab(payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | No
             is_bot=_is_bot(
                 user, "bot" if _get(payload, "user", "bot", want=bool) else None, body, bot_logins
             ),
+            **_gitlab_thread(_get(payload, "object_attributes", want=dict)),
         )
     return None
 

@@ -48,6 +48,9 @@ class ForgeSession(Protocol):
         self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
     ) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
+    def describe(self, block: str, into_description: bool) -> None: ...
+    def thread_is_ours(self, thread: str) -> bool: ...
+    def reply_in_thread(self, thread: str, text: str, comment_id: int | None) -> None: ...
     def may_command(self, job: Job) -> bool: ...
     def clone(self, shas: list[str], dest: Path) -> Path: ...
     def base_file(self, sha: str, path: str, dest: Path) -> str | None: ...
@@ -120,11 +123,13 @@ class GitHubSession(_GitOverHttps):
         """`cfg`: the job's config (the repository's publishing options); the session's own by default."""
         from ..publish.github import GitHubPublisher
 
+        cfg = cfg or self.cfg
         publisher = GitHubPublisher(
             self.api,
             self.job.number,
-            max_comments=(cfg or self.cfg).github.max_comments_per_request,
+            max_comments=cfg.github.max_comments_per_request,
             bot_logins=self._bots,
+            review_cfg=cfg.review,
         )
         publisher.publish(review, parse(change.diff_text), scope=scope)
 
@@ -132,6 +137,29 @@ class GitHubSession(_GitOverHttps):
         from ..publish.github import GitHubPublisher
 
         GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).set_paused(paused)
+
+    def thread_is_ours(self, thread: str) -> bool:
+        """The thread's first comment carries prereview's fingerprint (a finding we posted)."""
+        from ..render.markdown import fingerprints_in
+
+        root = next((c for c in self.api.review_comments(self.job.number) if str(c.id) == thread), None)
+        return root is not None and bool(fingerprints_in(root.body))
+
+    def reply_in_thread(self, thread: str, text: str, comment_id: int | None) -> None:
+        if comment_id is not None:
+            if comment_id in replied_to([c.body for c in self.api.review_comments(self.job.number)]):
+                return  # a retried job: already answered
+            text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
+        self.api.request("POST", f"/pulls/{self.job.number}/comments/{int(thread)}/replies", {"body": text})
+
+    def describe(self, block: str, into_description: bool) -> None:
+        from ..publish.github import GitHubPublisher
+
+        publisher = GitHubPublisher(self.api, self.job.number)
+        if into_description:
+            publisher.set_description(block)
+        else:
+            publisher.set_walkthrough(block)
 
     def may_command(self, job: Job) -> bool:
         return True  # author_association was checked by the server from the signed payload
@@ -244,10 +272,38 @@ class GitLabSession(_GitOverHttps):
     ) -> None:
         from ..publish.gitlab import publish
 
-        publish(self.forge, change, review, (cfg or self.cfg).gitlab, scope=scope)
+        cfg = cfg or self.cfg
+        publish(self.forge, change, review, cfg.gitlab, scope=scope, review_cfg=cfg.review)
 
     def set_paused(self, paused: bool) -> None:
         return None  # remembered in the server's store only
+
+    def thread_is_ours(self, thread: str) -> bool:
+        from ..render.markdown import fingerprints_in
+
+        for d in self.forge.discussions(self.job.number):
+            if str(d.get("id")) == thread:
+                notes = d.get("notes") or [{}]
+                return bool(fingerprints_in(str(notes[0].get("body") or "")))
+        return False
+
+    def reply_in_thread(self, thread: str, text: str, comment_id: int | None) -> None:
+        if comment_id is not None:
+            bodies = [
+                str(n.get("body") or "")
+                for d in self.forge.discussions(self.job.number)
+                if str(d.get("id")) == thread
+                for n in d.get("notes") or []
+            ]
+            if comment_id in replied_to(bodies):
+                return
+            text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
+        self.forge.reply_to_discussion(self.job.number, thread, text)
+
+    def describe(self, block: str, into_description: bool) -> None:
+        from ..publish.gitlab import set_walkthrough
+
+        set_walkthrough(self.forge, self.job.number, block, into_description=into_description)
 
     def may_command(self, job: Job) -> bool:
         """Developer or higher, inherited memberships included (GET /projects/:id/members/all/:user_id)."""

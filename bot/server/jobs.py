@@ -7,7 +7,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-JobKind = Literal["review", "fix", "ask", "help", "pause", "resume", "refuse"]
+JobKind = Literal["review", "fix", "ask", "describe", "help", "pause", "resume", "refuse"]
 
 # Jobs of these kinds supersede older queued jobs of the same kind on the same PR (burst coalescing).
 COALESCING: frozenset[str] = frozenset({"review"})
@@ -27,6 +27,10 @@ class Job:
     auto: bool = False  # from a PR open/synchronize event, not a comment
     incremental: bool = False  # /review -i: only the commits since the last review
     text: str = ""  # /ask question
+    update: bool = False  # /describe --update: into the PR/MR description
+    thread: str = ""  # a reply in one of our review threads: answered there, about `path`:`line`
+    path: str = ""
+    line: int | None = None
     delivery: str = ""
     installation: int | None = None  # GitHub App installation (for its token)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)

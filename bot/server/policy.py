@@ -46,6 +46,8 @@ def decide(event: Event, cfg: ServerConfig, *, paused: bool, delivery: str = "")
     command = chatops.parse(event.body, cfg.command_prefix)
     if command is None and _addressed(event.body, cfg.command_prefix):
         command = chatops.Command("help")  # "/prereview frobnicate": an unknown command gets the help
+    if command is None and event.thread and event.body.strip():
+        return _thread_reply(event, base)
     if command is None:
         return Decision(None, "no command")
     who: dict[str, Any] = {
@@ -62,11 +64,33 @@ def decide(event: Event, cfg: ServerConfig, *, paused: bool, delivery: str = "")
         kind,
         incremental=command.incremental,
         text=command.question,
+        update=command.update,
         check_access=event.forge == "gitlab",
         **who,
         **base,
     )
     return Decision(job, f"{kind} queued")
+
+
+def _thread_reply(event: Event, base: dict[str, Any]) -> Decision:
+    """A reply inside a review thread is a question about that line (`/ask`), answered in the thread. Only
+    trusted people get an answer (untrusted replies are left alone: no refusal in someone's thread); the
+    worker answers only in threads prereview opened."""
+    if event.forge == "github" and not chatops.is_authorized(event.association):
+        return Decision(None, "thread reply by someone without write access")
+    job = Job(
+        "ask",
+        text=event.body.strip(),
+        comment_id=event.comment_id,
+        author=event.author,
+        author_id=event.author_id,
+        check_access=event.forge == "gitlab",
+        thread=event.thread,
+        path=event.path,
+        line=event.line,
+        **base,
+    )
+    return Decision(job, "thread reply queued")
 
 
 def _addressed(body: str, prefix: str) -> bool:

@@ -12,10 +12,12 @@ from typing import cast
 from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
 from ..findings.chunks import DEFAULT_SKIP, select_files
+from ..findings.language import instruction as language_instruction
 from ..models.base import Message
 from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
 from ..render.escape import text as _escape
+from ..review_filters import skip_message, skip_reason
 from ..types import ChangeRequest, PrereviewError
 from . import chatops, repo_config, workspace
 from .forge_session import ForgeSession, open_session
@@ -106,6 +108,9 @@ class ForgeRunner:
         with tempfile.TemporaryDirectory(prefix="prereview-review-") as tmp:
             ws = workspace.prepare(forge, change, self.cfg, Path(tmp))
             change = ws.change
+            if job.auto and (why := skip_reason(change, ws.cfg.review)):
+                log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
+                return None
             reviewed, scope, notes = change, None, tuple[str, ...]()
             if last is not None:
                 reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
@@ -124,13 +129,18 @@ class ForgeRunner:
         )
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
 
-    def _ask(self, job: Job, forge: ForgeSession) -> RunStats:
+    def _ask(self, job: Job, forge: ForgeSession) -> RunStats | None:
+        if job.thread and not forge.thread_is_ours(job.thread):
+            return None  # a conversation between people: not ours to join
         change = forge.fetch()
         cfg, _ = self._config(forge, change)
         model = self.model()
+        question = job.text
+        if job.thread:
+            question = f"(a reply in the review thread on {job.path}:{job.line}) {job.text}"
         messages = ask_messages(
             change,
-            job.text,
+            question,
             budget=max(512, model.n_ctx - self.cfg.server.ask_max_tokens - 256),
             count=model.count_tokens,
             review=cfg.review,
@@ -139,10 +149,22 @@ class ForgeRunner:
         answer = _escape(out.text.strip()) or "(the model gave no answer)"
         if out.finish_reason == "length":
             answer += " …"
-        forge.reply(
-            f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>", job.comment_id
-        )
+        text = f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>"
+        if job.thread:
+            forge.reply_in_thread(job.thread, text, job.comment_id)
+        else:
+            forge.reply(text, job.comment_id)
         return RunStats(out.prompt_tokens, out.completion_tokens, out.seconds)
+
+    def _describe(self, job: Job, forge: ForgeSession) -> None:
+        """`/describe [--update]`: the walkthrough in the summary comment, or in the PR/MR description."""
+        from ..findings.walkthrough import describe_change
+        from ..render.walkthrough import walkthrough_markdown
+
+        change = forge.fetch()
+        cfg, _ = self._config(forge, change)
+        w = describe_change(change, cfg, self.model)
+        forge.describe(walkthrough_markdown(w, change.head_sha), job.update)
 
     def _fix(self, job: Job, forge: ForgeSession) -> None:
         from .fix_job import run
@@ -172,7 +194,8 @@ def ask_messages(
     Files the (repository's) review config leaves out (`review.exclude`, lock files) are named only."""
     head = f"Change: {change.title}\n\n{change.body[:2000]}\n\nDiff:\n"
     tail = f"\n\nQuestion: {question}"
-    room = budget - count(ASK_SYSTEM) - count(head) - count(tail)
+    system = ASK_SYSTEM + language_instruction(review.language if review else "")
+    room = budget - count(system) - count(head) - count(tail)
     parts: list[str] = []
     diff = parse(change.diff_text)
     _, skipped = select_files(diff, review or ReviewConfig(), lambda _: None)
@@ -188,7 +211,7 @@ def ask_messages(
             continue
         parts.append(text)
         room -= cost
-    return [Message("system", ASK_SYSTEM), Message("user", head + "\n".join(parts) + tail)]
+    return [Message("system", system), Message("user", head + "\n".join(parts) + tail)]
 
 
 def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:

@@ -81,7 +81,33 @@ PULLS_CREATE: dict[str, Any] = {
         },
     },
 }
-EXTRA_OPS: list[tuple[str, str, dict[str, Any]]] = [("POST", "/repos/{owner}/{repo}/pulls", PULLS_CREATE)]
+# "Update a pull request" (operationId pulls/update; `/describe --update`): the request body schema from the
+# same description file (github/rest-api-description, descriptions/api.github.com/api.github.com.json,
+# MIT); descriptions shortened.
+PULLS_UPDATE: dict[str, Any] = {
+    "operationId": "pulls/update",
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "title": {"type": "string", "description": "The title of the pull request."},
+                        "body": {"type": "string", "description": "The contents of the pull request."},
+                        "state": {"type": "string", "enum": ["open", "closed"]},
+                        "base": {"type": "string", "description": "The branch to pull the changes into."},
+                        "maintainer_can_modify": {"type": "boolean"},
+                    },
+                }
+            }
+        },
+    },
+}
+EXTRA_OPS: list[tuple[str, str, dict[str, Any]]] = [
+    ("POST", "/repos/{owner}/{repo}/pulls", PULLS_CREATE),
+    ("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", PULLS_UPDATE),
+]
 
 
 @dataclass
@@ -170,6 +196,7 @@ class FakeGitHub:
         title: str = "A change",
         body: str = "",
         author: str = "contributor",
+        labels: tuple[str, ...] = (),
         read_only: bool = False,
         fork: bool = False,
         head_ref: str = "feature",
@@ -178,6 +205,10 @@ class FakeGitHub:
     ) -> None:
         self.repo, self.pr_number = repo, pr_number
         self.title, self.body, self.author = title, body, author
+        self.labels = list(labels)
+        self.pull_edits = 0  # PATCH /pulls/{n} (the description)
+        self.resolved_threads: set[int] = set()  # root comment ids of threads resolved over GraphQL
+        self.read_only_graphql = False  # the token may comment but not resolve threads
         self.read_only, self.fork = read_only, fork
         self.head_ref, self.remote = head_ref, remote
         self.pulls_created: list[dict[str, Any]] = []
@@ -311,6 +342,10 @@ class FakeGitHub:
             if f.times > 0 and f.method == req.method and f.path.search(req.path):
                 f.times -= 1
                 return f.status, f.headers, f.body
+        if req.path in ("/graphql", "/api/graphql") and req.method == "POST":
+            from tests.fakes import github_graphql
+
+            return github_graphql.handle(self, req.body)
         op = next((o for m, rx, o in self._ops if m == req.method and rx.match(req.path)), None)
         if op is None:
             self.schema_errors.append(f"{req.method} {req.path}: not in the OpenAPI subset")
@@ -350,6 +385,7 @@ class FakeGitHub:
         n = self.pr_number
         routes: list[tuple[str, str, Any]] = [
             ("GET", rf"/pulls/{n}", self._get_pull),
+            ("PATCH", rf"/pulls/{n}", self._update_pull),
             (
                 "GET",
                 rf"/pulls/{n}/files",
@@ -400,6 +436,7 @@ class FakeGitHub:
             "title": self.title,
             "body": self.body,
             "user": {"login": self.author, "type": "User"},
+            "labels": [{"id": 7000 + i, "name": name} for i, name in enumerate(self.labels)],
             "html_url": f"https://github.example/{self.repo}/pull/{n}",
             "issue_url": self._api(f"/issues/{n}"),
             "comments_url": self._api(f"/issues/{n}/comments"),
@@ -417,6 +454,13 @@ class FakeGitHub:
     def _get_pull(self, req: Request, m: re.Match[str]) -> tuple[int, dict[str, str], Any]:
         if "diff" in req.headers.get("accept", ""):
             return 200, {"Content-Type": "text/plain; charset=utf-8"}, self.diff_text.encode()
+        return 200, {}, self.pull_json()
+
+    def _update_pull(self, req: Request, m: re.Match[str]) -> tuple[int, dict[str, str], Any]:
+        body = req.body or {}
+        self.title = body.get("title", self.title)
+        self.body = body.get("body", self.body)
+        self.pull_edits += 1
         return 200, {}, self.pull_json()
 
     def _file_json(self, f: _FileInfo) -> dict[str, Any]:
@@ -451,6 +495,8 @@ class FakeGitHub:
         f = next((x for x in self.files if x.filename == c["path"]), None)
         if f is None:
             return BAD_PATH
+        if c.get("subject_type") == "file":  # a comment on the whole file: any file of the PR
+            return None
         if "line" not in c:
             return None if "position" in c else LINE_NOT_IN_DIFF
         side = f.right if c.get("side", "RIGHT") == "RIGHT" else f.left
@@ -518,6 +564,7 @@ class FakeGitHub:
             "start_line": c.get("start_line"),
             "start_side": c.get("start_side"),
             "original_line": c.get("line"),
+            "subject_type": c.get("subject_type", "line"),
             "body": c["body"],
             "commit_id": commit,
             "original_commit_id": commit,

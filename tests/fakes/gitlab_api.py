@@ -77,6 +77,24 @@ CREATE_MR_BODY: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# "Update MR" (PUT /projects/:id/merge_requests/:merge_request_iid, doc/api/merge_requests.md): at least one
+# attribute; these are python-gitlab 8.6.0's ProjectMergeRequestManager _update_attrs that matter here.
+UPDATE_MR_BODY: dict[str, Any] = {
+    "type": "object",
+    "minProperties": 1,
+    "properties": {
+        "title": {"type": "string", "minLength": 1},
+        "description": {"type": "string", "maxLength": 1048576},
+        "target_branch": {"type": "string", "minLength": 1},
+        "state_event": {"type": "string", "enum": ["close", "reopen"]},
+        "labels": {"type": ["string", "array"]},
+        "remove_source_branch": {"type": "boolean"},
+        "squash": {"type": "boolean"},
+        "discussion_locked": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+
 # Not in the shared subset: used by the webhook server (authorisation, `/fix` in branch mode) and clients
 # that ask who they are.
 EXTRA_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
@@ -86,6 +104,11 @@ EXTRA_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
         "post",
         "/projects/{id}/merge_requests",
         {"requestBody": {"content": {"application/json": {"schema": CREATE_MR_BODY}}}},
+    ),
+    (
+        "put",
+        "/projects/{id}/merge_requests/{merge_request_iid}",
+        {"requestBody": {"content": {"application/json": {"schema": UPDATE_MR_BODY}}}},
     ),
 ]
 
@@ -249,6 +272,7 @@ class FakeGitLab:
         title: str = "A change",
         description: str = "",
         author: str = "dev",
+        labels: tuple[str, ...] = (),
         members: dict[str, int] | None = None,
         tokens: dict[str, str] | None = None,
         job_tokens: tuple[str, ...] = ("job-token",),
@@ -261,6 +285,8 @@ class FakeGitLab:
     ) -> None:
         self.project_id, self.project_path, self.mr_iid = project_id, project_path, mr_iid
         self.title, self.description = title, description
+        self.labels = list(labels)
+        self.mr_edits = 0  # PUT of the merge request (the description)
         self.source_branch, self.target_branch = source_branch, target_branch
         self.fork = fork  # the MR's source branch is in another project
         self.created_mrs: list[dict[str, Any]] = []
@@ -497,6 +523,7 @@ class FakeGitLab:
             "state": "opened",
             "draft": False,
             "author": self._user(self.author),
+            "labels": list(self.labels),
             "source_branch": self.source_branch,
             "target_branch": self.target_branch,
             "source_project_id": self.project_id + 1000 if self.fork else self.project_id,
@@ -762,6 +789,11 @@ def _dispatch(
     path = tpl.replace("{id}", str(params["id"])).replace("{merge_request_iid}", str(fake.mr_iid))
     v = fake.latest
     if tail == "" and method == "GET":
+        return 200, fake._mr_json(), {}
+    if tail == "" and method == "PUT":
+        fake.title = body.get("title", fake.title)
+        fake.description = body.get("description", fake.description)
+        fake.mr_edits += 1
         return 200, fake._mr_json(), {}
     if tail == "/versions":
         return (

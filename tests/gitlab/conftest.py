@@ -61,6 +61,7 @@ class MR:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/tmp"),
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, not an installed copy
             "LANG": "C.UTF-8",
             "CI": "true",
             "GITLAB_CI": "true",
