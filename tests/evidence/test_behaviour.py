@@ -466,3 +466,17 @@ def test_a_docstring_example_is_the_spec_and_decides_without_the_model(before, a
     else:
         assert not j.findings and [(x.before, x.after) for x in j.changes] == [("(0, 0)", "(0, 1)")]
         assert "docstring" in j.changes[0].reason
+
+
+def test_results_that_differ_only_in_fresh_random_ids_are_not_differences() -> None:
+    """A multipart boundary (uuid4 hex) differs between any two runs; the rest of the result must differ."""
+    ret = lambda r: {"kind": "return", "repr": r}  # noqa: E731
+    body = "(b'--{b}\\r\\nname=\"f\"\\r\\n--{b}--', 'multipart/form-data; boundary={b}')"
+    base = [_call("{}", ret(body.format(b="5b01fa6547fe7049021ecfe678293b85")))]
+    head = [_call("{}", ret(body.format(b="09f21d6ba6d6b06d1626dd4871d3e75c")))]
+    assert compare.differences(base, head) == []
+    uuid = [_call("1", ret("'6f1c2b9e-8a3d-4c1e-9b2a-0d4e5f6a7b8c'"))]
+    assert compare.differences(uuid, [_call("1", ret("'0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d'"))]) == []
+    # a real difference next to a random id still counts
+    changed = [_call("{}", ret(body.format(b="09f21d6ba6d6b06d1626dd4871d3e75c").replace('"f"', '"g"')))]
+    assert len(compare.differences(base, changed)) == 1
