@@ -69,7 +69,9 @@ CLAIM = {
 def _review(make_repo, model: ScriptedModel, **scanners: object):
     repo = make_repo({"m.py": REPO_BASE}, {"m.py": REPO_HEAD})
     change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
-    cfg = build({"model": {"backend": "scripted"}, "scanners": {"patterns": False, **scanners}}, env={})
+    # the behaviour stage asks the model for example inputs too: off, so the requests counted are the merge's
+    data = {"model": {"backend": "scripted"}, "scanners": {"patterns": False, **scanners}}
+    cfg = build({**data, "behaviour": {"enabled": False}}, env={})
     return runner.review_change(change, cfg, model=lambda: model)  # type: ignore[arg-type]
 
 

@@ -138,6 +138,7 @@ class BehaviourEvidence:
                     unreached,
                     max_calls=self.cfg.behaviour.max_calls,
                     model=model if self.cfg.behaviour.model_inputs else None,
+                    language=self.cfg.review.language,
                 )
                 for c, why in plan.skipped:
                     self.skipped.append(f"{c.qualname} ({why})")
@@ -156,7 +157,13 @@ class BehaviourEvidence:
                 j = judge.judge_new(c, [x for x in new_calls if x.callable == c.key], line)
             else:
                 j = judge.judge(
-                    c, mine, model=model, title=self.change.title, body=self.change.body, head_line=line
+                    c,
+                    mine,
+                    model=model,
+                    title=self.change.title,
+                    body=self.change.body,
+                    head_line=line,
+                    language=self.cfg.review.language,
                 )
             out += j.findings
             self.changes += j.changes

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...types import BehaviourChange, Finding
 from .callables import Changed
@@ -128,6 +129,7 @@ def judge(
     title: str,
     body: str,
     head_line: str | None,
+    language: str = "",
 ) -> Judgement:
     out = Judgement()
     if not diffs:
@@ -159,7 +161,7 @@ def judge(
             for d in shown
         ]
         return out
-    verdict, reason, seconds = _ask(c, shown, model, title, body)
+    verdict, reason, seconds = _ask(c, shown, model, title, body, language)
     out.seconds_model = seconds
     if verdict == "bug":
         why = f"Judged a bug: {reason.rstrip('.')}." if reason else ""
@@ -175,7 +177,12 @@ def judge(
 
 
 def _ask(
-    c: Changed, diffs: Sequence[Difference], model: Callable[[], Model] | None, title: str, body: str
+    c: Changed,
+    diffs: Sequence[Difference],
+    model: Callable[[], Model] | None,
+    title: str,
+    body: str,
+    language: str = "",
 ) -> tuple[str, str, float]:
     """(verdict, reason, seconds); without a usable answer the difference is listed, not reported."""
     if model is None:
@@ -190,7 +197,9 @@ def _ask(
     )
     try:
         res = model().complete(
-            [Message("system", _SYSTEM), Message("user", prompt)], schema=VERDICT_SCHEMA, max_tokens=120
+            [Message("system", _SYSTEM + language_instruction(language)), Message("user", prompt)],
+            schema=VERDICT_SCHEMA,
+            max_tokens=120,
         )
         data = json.loads(res.text)
     except (ModelError, ValueError):
