@@ -480,3 +480,20 @@ def test_results_that_differ_only_in_fresh_random_ids_are_not_differences() -> N
     # a real difference next to a random id still counts
     changed = [_call("{}", ret(body.format(b="09f21d6ba6d6b06d1626dd4871d3e75c").replace('"f"', '"g"')))]
     assert len(compare.differences(base, changed)) == 1
+
+
+def test_a_type_error_on_a_guessed_input_for_an_untyped_parameter_is_not_evidence() -> None:
+    """`f(0)` for an untyped `coins` that the function iterates: TypeError at head says the guess had the
+    wrong type. The same error from a typed parameter's input, or from a test's call, still counts."""
+    boom = ScriptedModel({"replies": [], "default": {"raise": "must not be asked"}})
+    raised = {"kind": "raise", "type": "TypeError", "message": "object of type 'int' has no len()"}
+    guess = _diff_of({"kind": "return", "repr": "0"}, raised)  # origin "boundary"
+    untyped = _target("def f(coins):\n    return len(coins)\n")
+    kw = {"model": lambda: boom, "title": "", "body": "", "head_line": None}
+    assert judge.judge(untyped, [guess], **kw).findings == []
+    typed = _target("def f(n: int):\n    return len(n)\n")
+    assert [f.severity for f in judge.judge(typed, [guess], **kw).findings] == ["high"]
+    from_test = compare.Difference(
+        "m.py::f", "f(0)", "t.py::test_f", "0", "raises TypeError", guess.base, raised
+    )
+    assert [f.severity for f in judge.judge(untyped, [from_test], **kw).findings] == ["high"]

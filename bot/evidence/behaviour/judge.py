@@ -132,6 +132,7 @@ def judge(
     language: str = "",
 ) -> Judgement:
     out = Judgement()
+    diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
     if not diffs:
         return out
     failed = clearest([d for d in diffs if d.head_failed])
@@ -174,6 +175,18 @@ def judge(
             for d in shown
         ]
     return out
+
+
+_GUESSED = ("boundary", "model", "hypothesis")
+
+
+def _guessed_wrong_type(c: Changed, d: Difference) -> bool:
+    """A generated input for a parameter without a type hint is a guess at its type; head raising TypeError
+    on it says the guess was outside what the function takes (a list given an int), not that head broke.
+    Calls from the tests and the docstring's examples are real uses and always count."""
+    if d.origin not in _GUESSED or d.head.get("kind") != "raise" or d.head.get("type") != "TypeError":
+        return False
+    return any(p.annotation is None for p in c.params if p.kind == "positional")
 
 
 def _ask(
