@@ -94,6 +94,11 @@ class Redactor:
             body=self.mask(change.body),
         )
 
+    def and_files(self, read: Callable[[str], str | None], paths: Iterable[str]) -> Redactor:
+        """This redactor plus the secrets in these files' text (what `for_change` would find with them)."""
+        texts = [t for t in (read(p) for p in paths) if t]
+        return Redactor(self.values | secret_values(texts)) if texts else self
+
     def reader(self, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
         return lambda path: self.mask_opt(read(path))
 

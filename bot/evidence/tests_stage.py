@@ -43,7 +43,6 @@ class TestsStage:
             ctx.charge(self.name, self._pending)
         else:
             engine.start(ctx.progress)
-        ctx.shared["tests_notes_seen"] = len(engine.notes)
         ctx.notes += engine.notes
         if engine.unusable is not None:  # coverage shows the tests gave no evidence, and why
             ctx.skipped.append(Skipped("(tests)", f"not used as evidence: {engine.unusable}"))

@@ -15,6 +15,7 @@ class PatchesStage:
         engine = ctx.shared.get("tests")
         if not isinstance(engine, PatchStage):  # no tests stage ran before this one
             return findings
+        seen = len(engine.notes)  # the tests stage reported the ones before
         out = engine.post_findings(ctx.change, ctx.diff, findings, ctx.model, ctx.cfg, ctx.progress)
-        ctx.notes += engine.notes[ctx.shared.get("tests_notes_seen", 0) :]
+        ctx.notes += engine.notes[seen:]
         return out

@@ -109,7 +109,7 @@ def build_context(
     first = redact.for_change(change, raw_head, ())
     masked = first.change(change)
     diff = parse_diff(masked.diff_text)
-    redactor = redact.for_change(change, raw_head, [f.path for f in diff.files])
+    redactor = first.and_files(raw_head, [f.path for f in diff.files])  # the diff is not scanned again
     safe_change = redactor.change(change)
     if safe_change.diff_text != masked.diff_text:
         diff = parse_diff(safe_change.diff_text)
