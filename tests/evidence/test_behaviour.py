@@ -360,6 +360,29 @@ def test_a_bug_verdict_stands_only_when_a_blind_comparison_prefers_base(second: 
         assert not j.findings and j.changes and "second, blind comparison" in j.changes[0].reason
 
 
+@pytest.mark.parametrize(
+    ("doc", "listed"),
+    [('"""The next permutation."""', True), ('"""The next one, or None at the end."""', False)],
+)
+def test_a_value_where_base_returned_none_is_listed_not_judged(doc: str, listed: bool) -> None:
+    """None before and a value now is the new code finishing what the old one left undone, unless the
+    docstring speaks of returning None (then None may have been right, and the model is asked)."""
+    c = _target(f"def f(xs):\n    {doc}\n    return xs\n")
+    model = ScriptedModel({"replies": [], "default": {"text": json.dumps({"verdict": "bug", "reason": "x"})}})
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "None"}, {"kind": "return", "repr": "[1, 3, 2]"})],
+        model=lambda: model,
+        title="",
+        body="",
+        head_line="return xs",
+    )
+    if listed:
+        assert not j.findings and not model.requests and "returns a value now" in j.changes[0].reason
+    else:
+        assert model.requests and j.findings
+
+
 def test_new_callables_count_failing_doctests_only() -> None:
     c = _target('def g(n):\n    """\n    >>> g(2)\n    4\n    """\n    return n + 1\n', kind="added")
     calls = [

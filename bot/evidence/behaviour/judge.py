@@ -177,6 +177,14 @@ def judge(
             for d in shown
         ]
         return out
+    gained = [d for d in diffs if _gained_a_result(c, d)]
+    if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
+        reason = "it returns a value now where it returned None before"
+        out.changes += [
+            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            for d in clearest(gained)[:3]
+        ]
+        return out
     verdict, reason, seconds = _ask(c, shown, model, title, body, language)
     out.seconds_model = seconds
     if verdict == "bug":  # a small model leans to "bug" when shown a before and an after: ask it again blind
@@ -196,6 +204,14 @@ def judge(
             for d in shown
         ]
     return out
+
+
+def _gained_a_result(c: Changed, d: Difference) -> bool:
+    """Base returned None (changing nothing) and head returns a value: the new code completes what the old
+    one left undone; not judged a bug unless the docstring itself speaks of returning None."""
+    if d.base.get("kind") != "return" or d.base.get("repr") != "None" or d.head.get("kind") != "return":
+        return False
+    return d.head.get("repr") != "None" and "None" not in c.docstring and " none" not in c.docstring.lower()
 
 
 _GUESSED = ("boundary", "model", "hypothesis")
