@@ -8,7 +8,7 @@ outside its enum, an undeclared or mistyped query parameter, a body that does no
 itself would ignore them) is refused with Gitea's 422 `{"message": …}` (404/405 for routes) and recorded
 in `.violations`. Where prereview depends on Gitea's behaviour the server follows Gitea's source:
 
-- auth: `Authorization: token …` (or `Bearer …`); a wrong token 401; no token: 401 on /user, 404 on the
+- auth: `Authorization: token …` (or `Bearer …`); a wrong token 401; a read-scoped token 403 on writes; no token: 401 on /user, 404 on the
   private repository; reads need `read`, comments and reviews `read` (Gitea lets readers comment),
   editing a comment its author or `write`+;
 - reviews (`routers/api/v1/repo/pull_review.go`): `event` COMMENT needs a body or comments, an unknown
@@ -47,6 +47,7 @@ PERMISSION_403 = (
     "Only admins can query all permissions, repo admins can query all repo permissions, "
     "collaborators can query only their own"
 )
+SCOPE_403 = "token does not have at least one of required scope(s), required=[write:issue]"
 _LEVEL = {"none": 0, "read": 1, "write": 2, "admin": 3, "owner": 4}
 
 
@@ -127,11 +128,13 @@ class FakeGitea:
         tokens: dict[str, str] | None = None,
         permissions: dict[str, str] | None = None,
         state: str = "open",
+        read_only_tokens: tuple[str, ...] = (),
     ) -> None:
         self.repo, self.number, self.diff_text = repo, number, diff_text
         self.base_sha, self.head_sha, self.title, self.body, self.author = base_sha, head_sha, title, body, author
         self.state = state
         self.tokens = tokens if tokens is not None else {TOKEN: BOT}
+        self.read_only_tokens = read_only_tokens  # scopes read:repository,read:issue only
         self.permissions = {BOT: "admin", author: "write", **(permissions or {})}
         self._ids = itertools.count(101)
         self.users: dict[str, int] = {}
@@ -375,6 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         kind, _, tok = auth.partition(" ")
         user = fake.tokens.get(tok) if kind.lower() in ("token", "bearer") else None
+        read_only = tok in fake.read_only_tokens
         req = Request(
             method,
             split.path[len("/api/v1") :] if split.path.startswith("/api/v1/") else split.path,
@@ -390,6 +394,8 @@ class _Handler(BaseHTTPRequestHandler):
                     raise _Reply(404, {"message": "not found"})
                 if req.auth == "bad":
                     raise _Reply(401, {"message": "user does not exist [uid: 0, name: ]"})
+                if read_only and method != "GET":
+                    raise _Reply(403, {"message": SCOPE_403})
                 status, payload, text = fake.handle(req)
             except _Reply as r:
                 status, payload, text = r.status, r.body, r.text
