@@ -28,7 +28,8 @@ TOKEN_VARS = ("PREREVIEW_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN")
 PR_ACTIONS = frozenset({"opened", "reopened", "synchronized", "synchronize"})
 NOT_POSTING = (
     "no token (PREREVIEW_GITEA_TOKEN, GITEA_TOKEN or GITHUB_TOKEN), so nothing is posted; pass "
-    "`PREREVIEW_GITEA_TOKEN: ${{ secrets.PREREVIEW_GITEA_TOKEN }}` (or the run's `${{ secrets.GITHUB_TOKEN }}`)"
+    "`PREREVIEW_GITEA_TOKEN: ${{ secrets.PREREVIEW_GITEA_TOKEN }}` in the step's env "
+    "(or the run's `${{ secrets.GITHUB_TOKEN }}`)"
 )
 
 
@@ -57,7 +58,8 @@ class Run:
         )
         event = _event(env)
         name = env.get("GITHUB_EVENT_NAME", "")
-        pull = event.get("pull_request") if isinstance(event.get("pull_request"), dict) else {}
+        raw = event.get("pull_request")
+        pull: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if pr is None:
             if name not in ("pull_request", ""):
                 raise PrereviewError(
@@ -80,7 +82,9 @@ class Run:
             title=str(pull.get("title") or ""),
             body=str(pull.get("body") or ""),
             author=str((pull.get("user") or {}).get("login") or ""),
-            labels=tuple(str(x["name"]) for x in pull.get("labels") or [] if isinstance(x, dict) and x.get("name")),
+            labels=tuple(
+                str(x["name"]) for x in pull.get("labels") or [] if isinstance(x, dict) and x.get("name")
+            ),
             forge="Forgejo" if env.get("FORGEJO_ACTIONS") == "true" else "Gitea",
         )
 
@@ -131,7 +135,14 @@ def command(
 ) -> None:
     """Review the pull request of a Gitea/Forgejo Actions run and post the review on it."""
     sys.exit(
-        run(os.environ, pr=pr_number, config_file=config_file, overrides=overrides, post=not no_post, force=force)
+        run(
+            os.environ,
+            pr=pr_number,
+            config_file=config_file,
+            overrides=overrides,
+            post=not no_post,
+            force=force,
+        )
     )
 
 
@@ -172,8 +183,15 @@ def run(
     workdir = git.toplevel(r.workspace)
     ref = ChangeRef("gitea", r.repo, base, head, r.number)
     change = ChangeRequest(
-        ref=ref, base_sha=base, head_sha=head, diff_text="", title=title, body=body, author=author,
-        workdir=workdir, labels=labels,
+        ref=ref,
+        base_sha=base,
+        head_sha=head,
+        diff_text="",
+        title=title,
+        body=body,
+        author=author,
+        workdir=workdir,
+        labels=labels,
     )
     GiteaForge.checkout(change, workdir, progress)
     change = replace(change, diff_text=git.diff(workdir, base, head))
@@ -192,8 +210,14 @@ def run(
         progress.message(NOT_POSTING)
     else:
         try:
-            res = publish(forge(cfg.gitea.timeout, cfg.gitea.retries), change, review, cfg.gitea,
-                          progress=progress, review_cfg=cfg.review)
+            res = publish(
+                forge(cfg.gitea.timeout, cfg.gitea.retries),
+                change,
+                review,
+                cfg.gitea,
+                progress=progress,
+                review_cfg=cfg.review,
+            )
         except PermissionDenied as exc:
             if cfg.gitea.fail_on_permission:
                 raise

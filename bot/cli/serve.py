@@ -37,8 +37,8 @@ def command(
     metrics on /metrics."""
     import uvicorn
 
+    from ..server.access import access_check
     from ..server.app import Server, create_app
-    from ..server.forge_session import access_check
     from ..server.http import uvicorn_options
     from ..server.metrics import Metrics
     from ..server.queue import JobQueue, make_huey, make_storage

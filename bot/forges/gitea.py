@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 PAGE = 50  # Gitea's default MAX_RESPONSE_ITEMS is 50: a larger `limit` is cut to it
-TOKEN_HINT = (
+SETUP_HINT = (
     "create an access token (scopes write:repository and write:issue, or read: for --no-post) for a user "
     "with write access to the repository and set PREREVIEW_GITEA_TOKEN"
 )
@@ -124,15 +124,17 @@ class GiteaForge:
                 f"Gitea answered {code} to {what} {tries} time(s); it is overloaded or down, run again later"
             )
         if code == 401:
-            return PermissionDenied(f"Gitea answered 401 to {what}: the token is missing or wrong; {TOKEN_HINT}")
+            return PermissionDenied(
+                f"Gitea answered 401 to {what}: the token is missing or wrong; {SETUP_HINT}"
+            )
         if code == 403:
             return PermissionDenied(
-                f"Gitea answered 403 to {what}: the token's user or scopes may not do this; {TOKEN_HINT}"
+                f"Gitea answered 403 to {what}: the token's user or scopes may not do this; {SETUP_HINT}"
             )
         if code == 404:
             return PrereviewError(
                 f"Gitea answered 404 to {what} in {self.repo} at {self.url}; check the repository "
-                "(GITHUB_REPOSITORY), the pull request number and that the token's user can see the repository"
+                "(GITHUB_REPOSITORY), the pull request number and that the token's user can see it"
             )
         return PrereviewError(f"Gitea answered {code} to {what}: {_message(resp)}")
 
@@ -175,7 +177,9 @@ class GiteaForge:
 
     def issue_comments(self, number: int) -> list[dict[str, Any]]:
         """The PR's conversation comments (this endpoint has no pagination: all of them at once)."""
-        data = self._call("list pull request comments", "GET", self._path(f"/issues/{number}/comments")).json()
+        data = self._call(
+            "list pull request comments", "GET", self._path(f"/issues/{number}/comments")
+        ).json()
         return [x for x in data if isinstance(x, dict)] if isinstance(data, list) else []
 
     def permission(self, username: str) -> str:
@@ -205,7 +209,9 @@ class GiteaForge:
             body=str(pr.get("body") or ""),
             author=str((pr.get("user") or {}).get("login") or ""),
             url=str(pr.get("html_url") or ""),
-            labels=tuple(str(x.get("name")) for x in pr.get("labels") or [] if isinstance(x, dict) and x.get("name")),
+            labels=tuple(
+                str(x.get("name")) for x in pr.get("labels") or [] if isinstance(x, dict) and x.get("name")
+            ),
         )
 
     @staticmethod

@@ -206,7 +206,9 @@ def gitea(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset(
         )
     if event_type != "issue_comment" or action != "created":
         return None
-    on_pr = _get(payload, "is_pull", want=bool) or _get(payload, "issue", "pull_request", want=dict) is not None
+    on_pr = (
+        _get(payload, "is_pull", want=bool) or _get(payload, "issue", "pull_request", want=dict) is not None
+    )
     number = _get(payload, "issue", "number", want=int)
     comment = _get(payload, "comment", want=dict)
     if not on_pr or not number or comment is None:
@@ -248,9 +250,8 @@ def valid_repo(forge: str, repo: str) -> bool:
     if forge == "github":
         return bool(_GITHUB_REPO.fullmatch(repo)) and parts[1] not in (".", "..")
     if forge == "gitea":
-        return (
-            bool(_GITEA_REPO.fullmatch(repo))
-            and not any(p in (".", "..") or p.lower().endswith((".git", ".wiki")) for p in parts)
+        return bool(_GITEA_REPO.fullmatch(repo)) and not any(
+            p in (".", "..") or p.lower().endswith((".git", ".wiki")) for p in parts
         )
     return (
         bool(_GITLAB_REPO.fullmatch(repo))

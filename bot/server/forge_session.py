@@ -358,27 +358,6 @@ def _gitea_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
     return GiteaSession(job, cfg, secrets)
 
 
-def access_check(cfg: Config, secrets: Secrets) -> Callable[[Job], bool] | None:
-    """The server's pre-queue authorisation for the forges it holds a token for (GitLab, Gitea); a job of
-    another forge raises, which leaves its check to the worker."""
-    checks: dict[str, Callable[[Job], bool]] = {}
-    if secrets.gitlab_token:
-        checks["gitlab"] = gitlab_access(cfg, secrets)
-    if secrets.gitea_token:
-        from .gitea_session import gitea_access
-
-        checks["gitea"] = gitea_access(cfg, secrets)
-    if not checks:
-        return None
-
-    def check(job: Job) -> bool:
-        if job.forge not in checks:
-            raise PrereviewError(f"no token to ask {job.forge} about {job.author or 'the author'}")
-        return checks[job.forge](job)
-
-    return check
-
-
 SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession, "gitea": _gitea_session}
 
 

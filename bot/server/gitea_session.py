@@ -19,7 +19,7 @@ from .jobs import Job
 from .secrets import Secrets
 
 TRUSTED = frozenset({"write", "admin", "owner"})
-NO_TOKEN = "no Gitea token; set PREREVIEW_GITEA_TOKEN (or PREREVIEW_GITEA_TOKEN_FILE)"
+NO_TOKEN = "no Gitea token; set PREREVIEW_GITEA_TOKEN (or PREREVIEW_GITEA_TOKEN_FILE)"  # noqa: S105
 
 
 def _forge(cfg: Config, token: str | None, repo: str, **kw: Any) -> Any:
@@ -40,7 +40,9 @@ class GiteaSession(_GitOverHttps):
             raise PrereviewError(NO_TOKEN)
         self.job, self.cfg = job, cfg
         self._token = secrets.gitea_token
-        self.forge = _forge(cfg, secrets.gitea_token, job.repo, timeout=cfg.gitea.timeout, retries=cfg.gitea.retries)
+        self.forge = _forge(
+            cfg, secrets.gitea_token, job.repo, timeout=cfg.gitea.timeout, retries=cfg.gitea.retries
+        )
 
     def __repr__(self) -> str:  # never show the token
         return f"GiteaSession({self.job.repo!r}#{self.job.number})"

@@ -14,7 +14,6 @@ from . import chatops
 from .events import Event
 from .jobs import Job
 
-
 # Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+); GitHub's
 # signed payload carries the author's association instead.
 CHECKED = frozenset({"gitlab", "gitea"})

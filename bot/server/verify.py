@@ -1,4 +1,6 @@
-"""Webhook authenticity: GitHub's and Gitea's HMAC-SHA256 body signatures, GitLab's shared token; all constant-time."""
+"""Webhook authenticity: GitHub's and Gitea's HMAC-SHA256 body signatures, GitLab's shared token.
+
+All compared in constant time."""
 
 from __future__ import annotations
 
@@ -36,4 +38,6 @@ def gitea_signature(secret: str, body: bytes) -> str:
 def gitea_ok(secret: str | None, body: bytes, header: str | None) -> bool:
     if not secret or not header:
         return False
-    return hmac.compare_digest(gitea_signature(secret, body).encode(), header.strip().lower().encode("utf-8", "replace"))
+    return hmac.compare_digest(
+        gitea_signature(secret, body).encode(), header.strip().lower().encode("utf-8", "replace")
+    )

@@ -8,9 +8,9 @@ outside its enum, an undeclared or mistyped query parameter, a body that does no
 itself would ignore them) is refused with Gitea's 422 `{"message": …}` (404/405 for routes) and recorded
 in `.violations`. Where prereview depends on Gitea's behaviour the server follows Gitea's source:
 
-- auth: `Authorization: token …` (or `Bearer …`); a wrong token 401; a read-scoped token 403 on writes; no token: 401 on /user, 404 on the
-  private repository; reads need `read`, comments and reviews `read` (Gitea lets readers comment),
-  editing a comment its author or `write`+;
+- auth: `Authorization: token …` (or `Bearer …`); a wrong token 401; a read-scoped token 403 on writes;
+  no token: 401 on /user, 404 on the private repository; reads need `read`, comments and reviews
+  `read` (Gitea lets readers comment), editing a comment its author or `write`+;
 - reviews (`routers/api/v1/repo/pull_review.go`): `event` COMMENT needs a body or comments, an unknown
   event makes a pending review; `new_position` is a new-file line, `old_position` an old-file line. A
   comment on a line outside the PR's diff is recorded in `.off_diff` (Gitea would store it with an
@@ -131,7 +131,13 @@ class FakeGitea:
         read_only_tokens: tuple[str, ...] = (),
     ) -> None:
         self.repo, self.number, self.diff_text = repo, number, diff_text
-        self.base_sha, self.head_sha, self.title, self.body, self.author = base_sha, head_sha, title, body, author
+        self.base_sha, self.head_sha, self.title, self.body, self.author = (
+            base_sha,
+            head_sha,
+            title,
+            body,
+            author,
+        )
         self.state = state
         self.tokens = tokens if tokens is not None else {TOKEN: BOT}
         self.read_only_tokens = read_only_tokens  # scopes read:repository,read:issue only
@@ -179,11 +185,25 @@ class FakeGitea:
 
     def user(self, login: str) -> dict[str, Any]:
         uid = self.users.setdefault(login, len(self.users) + 1)
-        return {"id": uid, "login": login, "username": login, "full_name": "", "email": f"{login}@example.com"}
+        return {
+            "id": uid,
+            "login": login,
+            "username": login,
+            "full_name": "",
+            "email": f"{login}@example.com",
+        }
 
     def add_comment(self, body: str, author: str = "reviewer") -> dict[str, Any]:
-        c = {"id": next(self._ids), "body": body, "user": self.user(author), "created_at": _now(),
-             "updated_at": _now(), "html_url": "", "pull_request_url": "", "issue_url": ""}
+        c = {
+            "id": next(self._ids),
+            "body": body,
+            "user": self.user(author),
+            "created_at": _now(),
+            "updated_at": _now(),
+            "html_url": "",
+            "pull_request_url": "",
+            "issue_url": "",
+        }
         self.comments.append(c)
         return c
 
@@ -287,7 +307,11 @@ def _dispatch(fake: FakeGitea, tpl: str, p: dict[str, str], req: Request) -> tup
         c.update(body=req.body["body"], updated_at=_now())
         return 200, c, None
     if tpl.endswith("/reactions"):
-        r = {"content": (req.body or {}).get("content", ""), "user": fake.user(req.user or ""), "created_at": _now()}
+        r = {
+            "content": (req.body or {}).get("content", ""),
+            "user": fake.user(req.user or ""),
+            "created_at": _now(),
+        }
         fake.reactions.append({**r, "comment_id": int(p["id"])})
         return 201, r, None
     if tpl.endswith("/permission"):
@@ -303,10 +327,21 @@ def _pull(fake: FakeGitea) -> dict[str, Any]:
     def branch(ref: str, sha: str) -> dict[str, Any]:
         return {"label": ref, "ref": ref, "sha": sha, "repo_id": 7, "repo": {"id": 7, "full_name": fake.repo}}
 
-    return {"id": 31, "number": fake.number, "title": fake.title, "body": fake.body, "state": fake.state,
-            "user": fake.user(fake.author), "labels": [], "html_url": f"{fake.url}/{fake.repo}/pulls/{fake.number}",
-            "base": branch("main", fake.base_sha), "head": branch("feature", fake.head_sha),
-            "merge_base": fake.base_sha, "mergeable": True, "merged": False}
+    return {
+        "id": 31,
+        "number": fake.number,
+        "title": fake.title,
+        "body": fake.body,
+        "state": fake.state,
+        "user": fake.user(fake.author),
+        "labels": [],
+        "html_url": f"{fake.url}/{fake.repo}/pulls/{fake.number}",
+        "base": branch("main", fake.base_sha),
+        "head": branch("feature", fake.head_sha),
+        "merge_base": fake.base_sha,
+        "mergeable": True,
+        "merged": False,
+    }
 
 
 def _reviews(fake: FakeGitea, req: Request) -> tuple[int, Any, str | None]:
@@ -330,14 +365,31 @@ def _reviews(fake: FakeGitea, req: Request) -> tuple[int, Any, str | None]:
         new_lines, old_lines = lines.get(c.get("path", ""), (set(), set()))
         if (old > 0 and old not in old_lines) or (old <= 0 and new not in new_lines):
             fake.off_diff.append(c)
-        stored.append({"id": next(fake._ids), "body": c.get("body", ""), "path": c.get("path", ""),
-                       "position": new if old <= 0 else 0, "original_position": old if old > 0 else 0,
-                       "commit_id": body.get("commit_id") or fake.head_sha, "user": fake.user(req.user or ""),
-                       "pull_request_review_id": rid, "created_at": _now()})
-    review = {"id": rid, "body": body.get("body", ""), "state": event if event in EVENTS else "PENDING",
-              "commit_id": body.get("commit_id") or fake.head_sha, "user": fake.user(req.user or ""),
-              "comments_count": len(stored), "submitted_at": _now(), "official": False, "stale": False,
-              "dismissed": False}
+        stored.append(
+            {
+                "id": next(fake._ids),
+                "body": c.get("body", ""),
+                "path": c.get("path", ""),
+                "position": new if old <= 0 else 0,
+                "original_position": old if old > 0 else 0,
+                "commit_id": body.get("commit_id") or fake.head_sha,
+                "user": fake.user(req.user or ""),
+                "pull_request_review_id": rid,
+                "created_at": _now(),
+            }
+        )
+    review = {
+        "id": rid,
+        "body": body.get("body", ""),
+        "state": event if event in EVENTS else "PENDING",
+        "commit_id": body.get("commit_id") or fake.head_sha,
+        "user": fake.user(req.user or ""),
+        "comments_count": len(stored),
+        "submitted_at": _now(),
+        "official": False,
+        "stale": False,
+        "dismissed": False,
+    }
     fake.reviews.append(review)
     fake.review_comments[rid] = stored
     return 200, review, None
@@ -402,7 +454,9 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = status
         data = (text if text is not None else json.dumps(payload)).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8" if text is not None else "application/json")
+        self.send_header(
+            "Content-Type", "text/plain; charset=utf-8" if text is not None else "application/json"
+        )
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -1,4 +1,4 @@
-"""Fixtures for driving `prereview gitea` with a Gitea/Forgejo Actions environment against the emulated API."""
+"""Fixtures for driving `prereview gitea` in a Gitea/Forgejo Actions environment against the emulated API."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ SCRIPTED = {
     "tests": "off",
 }
 BASE = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
-HEAD = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    total = w + h\n    return total * 3\n"
+HEAD = (
+    "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    total = w + h\n    return total * 3\n"
+)
 
 
 def rev(repo: Path, name: str = "HEAD") -> str:
@@ -52,7 +54,9 @@ class PR:
     tmp: Path
 
     def diff(self) -> str:
-        return git(self.repo, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", self.base, self.head)
+        return git(
+            self.repo, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", self.base, self.head
+        )
 
     def fake(self, **kw: Any) -> FakeGitea:
         return FakeGitea(diff_text=self.diff(), base_sha=self.base, head_sha=self.head, **kw)

@@ -280,7 +280,9 @@ class Stack:
             f"X-{who}-Delivery": delivery or str(uuid.uuid4()),
         }
         if signature is not None:
-            h[f"X-{who}-Signature"] = gitea_signature(GITEA_SECRET, body) if signature == "valid" else signature
+            h[f"X-{who}-Signature"] = (
+                gitea_signature(GITEA_SECRET, body) if signature == "valid" else signature
+            )
         return self.http.post("/webhooks/gitea", content=body, headers=h)
 
     def metrics(self) -> str:

@@ -68,8 +68,18 @@ def test_payload_fixtures_parse_into_events() -> None:
     assert pr is not None and (pr.forge, pr.kind, pr.repo, pr.number) == ("gitea", "pr", "acme/widgets", 3)
     assert pr.head_sha == "a" * 40
     c = events.gitea("issue_comment", json.loads((DATA / "issue_comment.created.on_pr.json").read_text()))
-    assert c is not None and (c.kind, c.author, c.body, c.comment_id) == ("comment", "maintainer", "/review", 1001)
-    assert events.gitea("pull_request", {"action": "synchronize", "number": 3, "repository": {"full_name": "a/b"}}) is None
+    assert c is not None and (c.kind, c.author, c.body, c.comment_id) == (
+        "comment",
+        "maintainer",
+        "/review",
+        1001,
+    )
+    assert (
+        events.gitea(
+            "pull_request", {"action": "synchronize", "number": 3, "repository": {"full_name": "a/b"}}
+        )
+        is None
+    )
     assert events.valid_repo("gitea", "acme/widgets") and not events.valid_repo("gitea", "acme/..")
 
 
@@ -97,7 +107,9 @@ def test_maintainer_review_posts_a_review_and_replay_is_one_job(stack: Stack, gt
     assert review["state"] == "COMMENT" and review["user"]["login"] == "prereview-bot"
     [c] = gt.inline
     assert c["path"] == "app.py" and c["position"] == 2  # `y = eval(x)`: new-file line 2
-    wait_for(lambda: any(c["body"].startswith("<!-- prereview:summary -->") for c in gt.comments), 30, "summary")
+    wait_for(
+        lambda: any(c["body"].startswith("<!-- prereview:summary -->") for c in gt.comments), 30, "summary"
+    )
     wait_for(lambda: gt.reactions, 30, "the 👀 reaction")
     assert gt.reactions[0]["content"] == "eyes" and gt.reactions[0]["comment_id"] == cid
     assert gt.violations == [] and gt.off_diff == []
