@@ -9,6 +9,7 @@ other users only to a repository admin: the token's user must administer the rep
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..change.diff import Diff
@@ -19,6 +20,7 @@ from .jobs import Job
 from .secrets import Secrets
 
 TRUSTED = frozenset({"write", "admin", "owner"})
+BRANCH_MODE = "fix branches are not supported on Gitea yet (patches.fix_mode: suggest)"
 NO_TOKEN = "no Gitea token; set PREREVIEW_GITEA_TOKEN (or PREREVIEW_GITEA_TOKEN_FILE)"  # noqa: S105
 
 
@@ -100,10 +102,11 @@ class GiteaSession(_GitOverHttps):
         head, base = pr.get("head") or {}, pr.get("base") or {}
         return HeadBranch(str(head.get("ref") or ""), head.get("repo_id") == base.get("repo_id"))
 
+    def push(self, repo: Path, sha: str, branch: str) -> None:
+        raise PrereviewError(BRANCH_MODE)  # `/fix` in branch mode: the fix goes in the reply instead
+
     def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
-        raise PrereviewError(
-            "opening a pull request is not supported on Gitea yet; set patches.fix_mode: suggest"
-        )
+        raise PrereviewError(BRANCH_MODE)
 
 
 def gitea_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
