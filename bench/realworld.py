@@ -493,6 +493,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     cases = [c for c in json.loads(args.data.read_text())["cases"] if c["kind"] in args.kinds.split(",")]
     cases = [c for c in cases if c["project"] in clones]
     cases = interleave(cases)
+    if args.ids:
+        cases = [c for c in cases if c["id"] in args.ids.split(",")]
     if args.limit:
         cases = cases[: args.limit]
     name = args.model or "qwen2.5-coder-1.5b"
@@ -665,6 +667,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--data", type=Path, default=DATA)
     r.add_argument("--kinds", default="hidden,kept,ordinary")
     r.add_argument("--limit", type=int, default=0)
+    r.add_argument("--ids", default="", help="only these case ids (comma-separated)")
     r.add_argument("--model", help="catalog name or .gguf path (default qwen2.5-coder-1.5b)")
     r.add_argument("--config", type=Path, help="a .prereview.yml to review with")
     r.add_argument("--test-timeout", type=float, default=300.0, help="seconds before a test run is killed")

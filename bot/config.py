@@ -204,7 +204,12 @@ class BehaviourConfig(_Section):
         True, description="Compare changed Python functions at base and head on the same inputs"
     )
     max_calls: int = Field(
-        40, ge=1, description="Calls recorded per changed function (tests) and generated per function"
+        40, ge=1, description="Calls generated per changed function (one the tests do not reach)"
+    )
+    max_traced_calls: int = Field(
+        1000,
+        ge=1,
+        description="Calls recorded per changed function in the test runs (at most 8 per test, spread out)",
     )
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"

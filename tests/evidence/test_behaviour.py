@@ -130,7 +130,12 @@ def fails(x):
         pass
     if x < 0:
         raise ValueError(f"negative: {x}")
-    return object()
+    return Plain()
+
+
+class Plain:
+    def __init__(self):
+        self.keys = ["new", "old"]
 """
 TRACED_TEST = """import pytest
 from mod import grow, fails
@@ -139,6 +144,11 @@ from mod import grow, fails
 def test_grow():
     for i in range(5):
         grow([0], i)
+
+
+def test_grow_again():
+    grow([7], 1)
+    grow([0], 1)
 
 
 def test_fails():
@@ -155,17 +165,27 @@ def test_tracer_records_calls_results_exceptions_and_mutation_in_the_sandbox(mak
         Changed("mod.py", q, "modified", (1, 3), (1, 3), 1, "", "", (), False, False, False)
         for q in ("grow", "fails")
     ]
-    hook = harness.trace_hook(targets, max_calls=3)
+    hook = harness.trace_hook(targets, max_calls=5, per_test=3)
     runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
     run = runner.at_commit(repo, git(repo, "rev-parse", "HEAD").strip(), hook)
-    assert run.passed == 2, run.output
-    calls, dropped = compare.from_trace(runner.collected_at(git(repo, "rev-parse", "HEAD").strip(), hook))
+    assert run.passed == 3, run.output
+    text = runner.collected_at(git(repo, "rev-parse", "HEAD").strip(), hook)
+    calls, dropped = compare.from_trace(text)
     grow = [c for c in calls if c.callable == "mod.py::grow"]
-    assert [c.args for c in grow] == [(("xs", "[0]"), ("n", str(i))) for i in range(3)]  # capped at 3
-    assert dropped == {"mod.py::grow": 2}
+    # 3 per test (the loop's last two are thinned out), so the next test's calls are seen too, until the
+    # callable's cap of 5; in the order they were made
+    assert [(c.origin.split("::")[1], c.args) for c in grow] == [
+        *[("test_grow", (("xs", "[0]"), ("n", str(i)))) for i in range(3)],
+        ("test_grow_again", (("xs", "[7]"), ("n", "1"))),
+        ("test_grow_again", (("xs", "[0]"), ("n", "1"))),
+    ]
+    assert dropped == {} and '"thinned": {"mod.py::grow": 2}' in text
     assert grow[1].mutated == (("xs", "[0, 1]"),) and grow[1].result == {"kind": "return", "repr": "2"}
+    # the same inputs and outcome in two tests are one line of the file, with both places
+    assert sum('"[0]"' in line and '"n": "1"' in line for line in text.splitlines()) == 1
+    assert grow[4].origin.endswith("test_grow_again") and grow[4].mutated == grow[1].mutated
     fails = [c for c in calls if c.callable == "mod.py::fails"]
-    assert fails[0].result["kind"] == "return" and "0x…" in fails[0].result["repr"]  # address normalised
+    assert fails[0].result == {"kind": "return", "repr": "Plain(keys=['new', 'old'])"}  # fields, not address
     assert fails[1].result == {"kind": "raise", "type": "ValueError", "message": "negative: -2"}
     assert fails[0].origin == "test_mod.py::test_fails"
     # the cache key holds the hook: the same commit without it is a separate run
@@ -307,6 +327,37 @@ def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
         assert not j.changes
     else:
         assert not j.findings and [(b.call, b.before, b.after) for b in j.changes] == [("f(10)", "100", "20")]
+
+
+@pytest.mark.parametrize("second", ["second", "first", "unsure"])
+def test_a_bug_verdict_stands_only_when_a_blind_comparison_prefers_base(second: str) -> None:
+    """Asked 'intended or bug?' with a before and an after, a small model leans to 'bug'. The verdict is
+    asked again without labels, head's result shown first: only 'the second (base's) is correct' keeps it."""
+    c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
+    model = ScriptedModel(
+        {
+            "replies": [
+                {"match": "intended by the change", "text": json.dumps({"verdict": "bug", "reason": "x"})},
+                {"match": "Which version", "text": json.dumps({"correct": second, "reason": "y"})},
+            ],
+            "default": {"text": "{}"},
+        }
+    )
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
+        model=lambda: model,
+        title="Speed up f",
+        body="",
+        head_line="return n * n",
+    )
+    blind = model.requests[1][-1].content
+    assert "first version 20; second version 100" in blind and "before" not in blind
+    assert "Speed up f" not in blind  # the author's claims are not in the blind question
+    if second == "second":
+        assert [f.rule_id for f in j.findings] == ["behaviour/changed-result"]
+    else:
+        assert not j.findings and j.changes and "second, blind comparison" in j.changes[0].reason
 
 
 def test_new_callables_count_failing_doctests_only() -> None:
@@ -497,3 +548,74 @@ def test_a_type_error_on_a_guessed_input_for_an_untyped_parameter_is_not_evidenc
         "m.py::f", "f(0)", "t.py::test_f", "0", "raises TypeError", guess.base, raised
     )
     assert [f.severity for f in judge.judge(untyped, [from_test], **kw).findings] == ["high"]
+
+
+PARSER = """import typing as t
+
+
+class Base:
+    def convert(self, value: t.Any, ctx: t.Optional[dict] = None) -> t.Any:
+        return str(value)
+
+
+class Splitter(Base):
+    def __init__(self, sep: str = ":") -> None:
+        self.sep = sep
+
+    def convert(self, value: t.Any, ctx: "dict | None") -> t.Any:
+        items = str(value).split(self.sep)
+        return [Base.convert(self, item, ctx) for item in items]
+
+
+class NeedsArgs:
+    def __init__(self, name):
+        self.name = name
+
+    def label(self, x: int) -> str:
+        return self.name + str(x)
+"""
+
+
+@needs_bwrap
+def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, tmp_path) -> None:
+    """No test reaches `Splitter.convert`: its class builds without arguments, so the harness calls it on a
+    fresh `Splitter()` at base and head with boundary values (Any -> a few kinds, `X | None` -> None) and
+    head's new exception is a high finding with the call shown as written. A class that needs arguments
+    (`NeedsArgs`) is not comparable and gives nothing, not a false difference."""
+    head = PARSER.replace(
+        "return [Base.convert(self, item, ctx) for item in items]",
+        "return [Base.convert(self, item, ctx) for item in items[1]]",
+    ).replace("return self.name + str(x)", "return self.name + str(x + 1)")
+    repo = make_repo({"conv.py": PARSER}, {"conv.py": head})
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["severity"] == "high" and f["line"] == 15, f
+    assert "Splitter().convert('', None): before ['']; after raises IndexError" in f["evidence"]
+    assert not any("label" in x["call"] for x in data.get("behaviour", []))
+
+
+def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
+    """A test whose own code changed passed other inputs at base and head, even where the reprs agree."""
+    t0 = "def test_a():\n    x = 1\n\n\nclass TestB:\n    def test_c(self):\n        y = 2\n"
+    t1 = t0.replace("x = 1", "x = 2")
+    repo = make_repo(
+        {"tests/test_m.py": t0, "tests/test_n.py": "K = 1\n\n\ndef test_d():\n    pass\n", "m.py": "A = 1\n"},
+        {"tests/test_m.py": t1, "tests/test_n.py": "K = 2\n\n\ndef test_d():\n    pass\n", "m.py": "A = 2\n"},
+    )
+    from bot.evidence.behaviour.callables import changed_tests
+
+    edited = changed_tests(
+        parse(_diff(repo)),
+        lambda p: _show(repo, "HEAD~1", p),
+        lambda p: _show(repo, "HEAD", p),
+        testrun.is_test_path,
+    )
+    assert edited.covers("tests/test_m.py::test_a") and edited.covers("tests/test_m.py::test_a[1-2]")
+    assert not edited.covers("tests/test_m.py::TestB::test_c")
+    assert edited.covers("tests/test_n.py::test_d")  # a module-level line of its file changed
+    assert not edited.covers("tests/test_other.py::test_e")

@@ -105,6 +105,52 @@ def changed_callables(
     return out
 
 
+@dataclass(frozen=True)
+class ChangedTests:
+    """The tests whose own code the change edits: their calls at base and head had different inputs, even
+    where the arguments' reprs agree (a test that configures an app differently passes the same `app`)."""
+
+    functions: frozenset[str] = frozenset()  # "path::Class.test_x" of edited test functions
+    files: frozenset[str] = frozenset()  # test files edited outside any function (constants, fixtures)
+    dirs: frozenset[str] = frozenset()  # folders whose conftest.py changed ("" = the repository root)
+
+    def covers(self, test_id: str) -> bool:
+        path, _, rest = test_id.partition("::")
+        qual = rest.split("[", 1)[0].replace("::", ".")
+        if path in self.files or f"{path}::{qual}" in self.functions:
+            return True
+        return any(d == "" or path.startswith(d + "/") for d in self.dirs)
+
+
+def changed_tests(
+    diff: Diff, read_base: Reader, read_head: Reader, is_test: Callable[[str], bool]
+) -> ChangedTests:
+    functions: set[str] = set()
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for f in diff.files:
+        if not f.path.endswith(".py") or not (is_test(f.path) or f.path.rsplit("/", 1)[-1] == "conftest.py"):
+            continue
+        if f.path.rsplit("/", 1)[-1] == "conftest.py":
+            dirs.add(f.path.rsplit("/", 1)[0] if "/" in f.path else "")
+            continue
+        head, base = read_head(f.path) or "", (read_base(f.old_path) if f.status != "added" else "") or ""
+        head_defs, base_defs = definitions(head), definitions(base)
+        for h in f.hunks:
+            for ln in h.lines:
+                if ln.kind == "+" and ln.new_no is not None:
+                    d = _innermost(head_defs, ln.new_no)
+                elif ln.kind == "-" and ln.old_no is not None:
+                    d = _innermost(base_defs, ln.old_no)
+                else:
+                    continue
+                if d is None:
+                    files.add(f.path)
+                else:
+                    functions.add(f"{f.path}::{d.qualname.split('.<locals>', 1)[0]}")
+    return ChangedTests(frozenset(functions), frozenset(files), frozenset(dirs))
+
+
 def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
     head_defs, base_defs = definitions(head), definitions(base)
     base_by_name = {d.qualname: d for d in base_defs}

@@ -75,30 +75,30 @@ def describe(result: dict[str, Any], mutated: tuple[tuple[str, str], ...] = ()) 
 
 
 def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
-    """Calls of a tracer file (JSON lines), and the calls it dropped per callable (over the cap)."""
-    calls: list[Call] = []
+    """Calls of a tracer file (JSON lines), in the order they were made, and the calls it dropped per
+    callable (over its cap). A line holds one set of inputs and outcome with every (test, place) it was
+    seen at."""
+    placed: list[tuple[int, Call]] = []
     dropped: dict[str, int] = {}
     for line in text.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(rec, dict):
+            continue
         if "dropped" in rec:
             dropped.update(rec["dropped"])
             continue
         try:
-            calls.append(
-                Call(
-                    callable=rec["callable"],
-                    origin=rec["test"],
-                    args=tuple((str(k), str(v)) for k, v in rec["args"].items()),
-                    result=rec["result"],
-                    mutated=tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items())),
-                )
-            )
-        except (KeyError, AttributeError, TypeError):
+            args = tuple((str(k), str(v)) for k, v in rec["args"].items())
+            mutated = tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items()))
+            for test, seq in rec["at"]:
+                placed.append((int(seq), Call(rec["callable"], str(test), args, rec["result"], mutated)))
+        except (KeyError, AttributeError, TypeError, ValueError):
             continue
-    return calls, dropped
+    placed.sort(key=lambda p: p[0])
+    return [c for _, c in placed], dropped
 
 
 def _keyed(calls: Iterable[Call]) -> dict[tuple[str, str, tuple[tuple[str, str], ...], str, int], Call]:
@@ -153,7 +153,7 @@ def differences(
     shown: set[tuple[str, str, str, str]] = set()
     for key, hc in _keyed(head).items():
         bc = b.get(key)
-        if bc is None or same(bc, hc):
+        if bc is None or same(bc, hc) or _no_instance(bc) or _no_instance(hc):
             continue
         d = Difference(
             callable=hc.callable,
@@ -174,6 +174,11 @@ def differences(
         out.append(d)
     # head failures first: they are judged without the model
     return sorted(out, key=lambda d: not d.head_failed)
+
+
+def _no_instance(c: Call) -> bool:
+    """A method whose class could not be built without arguments on one side: nothing was called there."""
+    return c.result.get("kind") == "unavailable" and c.result.get("type") == "instance"
 
 
 def reached(calls: Iterable[Call]) -> set[str]:

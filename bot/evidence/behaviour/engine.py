@@ -25,7 +25,7 @@ from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
 from . import compare, generate, harness, judge
-from .callables import Changed, changed_callables
+from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .generate import Input
 
@@ -41,6 +41,7 @@ class BehaviourEvidence:
     read_base: Reader
     read_head: Reader
     targets: list[Changed] = field(default_factory=list)
+    edited_tests: ChangedTests = field(default_factory=ChangedTests)  # their calls are not compared
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # what was not compared, and why
     changes: list[BehaviourChange] = field(default_factory=list)
@@ -60,6 +61,7 @@ class BehaviourEvidence:
             return None
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
+        stage.edited_tests = changed_tests(diff, read_base, read_head, testrun.is_test_path)
         others = sorted(
             {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
         )
@@ -80,7 +82,7 @@ class BehaviourEvidence:
                 "behaviour: the test command is not pytest, so calls from the tests were not recorded"
             )
             return None
-        self._hook = harness.trace_hook(self.targets, max_calls=self.cfg.behaviour.max_calls)
+        self._hook = harness.trace_hook(self.targets, max_calls=self.cfg.behaviour.max_traced_calls)
         return self._hook
 
     def _traced(self, tests: object) -> tuple[list[Call], list[Call]]:
@@ -91,7 +93,8 @@ class BehaviourEvidence:
         head, dropped = compare.from_trace(runner.collected_at(self.change.head_sha, self._hook))
         for key, n in dropped.items():
             self.notes.append(
-                f"behaviour: {n} more call(s) of {key.split('::')[-1]} in the tests not recorded (max_calls)"
+                f"behaviour: {n} more call(s) of {key.split('::')[-1]} in the tests not recorded "
+                "(behaviour.max_traced_calls)"
             )
         return base, head
 
@@ -126,6 +129,13 @@ class BehaviourEvidence:
         head_run = getattr(tests, "head", None)
         failing = set(getattr(head_run, "failing", ()))
         diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
+        edited = [d for d in diffs if self.edited_tests.covers(d.origin)]
+        if edited:  # the test's own code changed: its inputs at base and head were not the same
+            self.notes.append(
+                f"behaviour: {len(edited)} difference(s) seen only in tests the change edits "
+                "were not compared"
+            )
+            diffs = [d for d in diffs if d not in edited]
         seen = compare.reached(base_calls) | compare.reached(head_calls)
         unreached = [c for c in self.targets if c.key not in seen]
         new_calls: list[Call] = []

@@ -28,6 +28,17 @@ class Input:
     args: tuple[str, ...] = ()  # literal reprs
     kwargs: tuple[tuple[str, str], ...] = ()
     doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
+    instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
+
+    def expr(self, qualname: str) -> str:
+        """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
+        if self.doctest:
+            return ""
+        shown = ", ".join([*self.args, *(f"{k}={v}" for k, v in self.kwargs)])
+        if self.instance and "." in qualname:
+            owner, name = qualname.rsplit(".", 1)
+            return f"{owner.rsplit('.', 1)[-1]}().{name}({shown})"
+        return ""
 
 
 @dataclass
@@ -40,11 +51,20 @@ def callable_ok(c: Changed) -> str | None:
     """Why the harness cannot call it directly (None: it can)."""
     if "<locals>" in c.qualname:
         return "a nested function (not reachable from its module)"
-    if c.is_method:
-        return "a method (needs an instance; only its tests and doctests reach it)"
+    if c.is_method and c.name.startswith("__") and c.name.endswith("__"):
+        return "a special method (only its tests and doctests reach it)"
     if c.is_async or c.is_generator:
         return "a coroutine or generator"
     return None
+
+
+def call_params(c: Changed) -> tuple[Param, ...]:
+    """The parameters a caller passes: a method's `self`/`cls` is not one of them."""
+    return c.params[1:] if c.is_method else c.params
+
+
+def _on_instance(c: Changed) -> bool:
+    return c.is_method and bool(c.params) and c.params[0].name == "self"
 
 
 def doctests(c: Changed) -> list[Input]:
@@ -145,7 +165,7 @@ def hypothesis_inputs(c: Changed, n: int, seed: int = 0) -> list[Input]:
         from hypothesis import strategies as st
     except ImportError:
         return []
-    params = [p for p in c.params if p.kind == "positional"]
+    params = [p for p in call_params(c) if p.kind == "positional"]
     required = [p for p in params if not p.has_default]
     strategies = [_strategy(_annotation(p)) for p in required]
     if not required or any(s is None for s in strategies):
@@ -187,7 +207,7 @@ def _as_inputs(c: Changed, origin: str, rows: list[tuple[Any, ...]], n: int) -> 
         if key in seen:
             continue
         seen.add(key)
-        out.append(Input(c.key, origin, args=key))
+        out.append(Input(c.key, origin, args=key, instance=_on_instance(c)))
         if len(out) >= n:
             break
     return out
@@ -195,15 +215,19 @@ def _as_inputs(c: Changed, origin: str, rows: list[tuple[Any, ...]], n: int) -> 
 
 def boundary_inputs(c: Changed, n: int) -> list[Input]:
     """Boundary values from the code's integer literals (c-1, c, c+1) and small edge cases per type."""
-    required = [p for p in c.params if p.kind == "positional" and not p.has_default]
+    required = [p for p in call_params(c) if p.kind == "positional" and not p.has_default]
     if not required:
-        return [Input(c.key, "boundary")]  # nothing to vary: one call
+        return [Input(c.key, "boundary", instance=_on_instance(c))]  # nothing to vary: one call
     ints = sorted({v + d for v in int_literals(c) for d in (-1, 0, 1)} | {0, 1, 2, 10})
     per_param: list[list[Any]] = []
     for p in required:
         node = _annotation(p)
         name = _name(node.value if isinstance(node, ast.Subscript) else node) if node is not None else ""
-        if name in ("", "int"):
+        if node is not None and _optional(node):
+            per_param.append([None])  # `X | None`, `Optional[X]`: None is the value every caller may pass
+        elif name in ("Any", "object"):
+            per_param.append(["", "a", 0, None])  # anything goes: a few of each kind
+        elif name in ("", "int"):
             per_param.append(ints)
         elif name == "float":
             per_param.append([0.0, 1.0, 2.5, -1.0])
@@ -225,6 +249,19 @@ def boundary_inputs(c: Changed, n: int) -> list[Input]:
     rows = list(zip(*per_param, strict=False)) if len(per_param) > 1 else []
     rows += list(itertools.islice(itertools.product(*per_param), n))
     return _as_inputs(c, "boundary", rows, n)
+
+
+def _optional(node: ast.expr) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return any(isinstance(x, ast.Constant) and x.value is None for x in (node.left, node.right)) or (
+            _optional(node.left) or _optional(node.right)
+        )
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _optional(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return False
+    return isinstance(node, ast.Subscript) and _name(node.value) == "Optional"
 
 
 def _strategy_elem_name(p: Param) -> str:
@@ -267,8 +304,8 @@ _PROPOSE = (
 
 def model_inputs(c: Changed, model: Model, n: int = 3, language: str = "") -> tuple[list[Input], float]:
     """Up to n calls proposed by the model; arguments that are not literals are dropped. (inputs, seconds)"""
-    required = [p for p in c.params if p.kind == "positional" and not p.has_default]
-    positional = [p for p in c.params if p.kind == "positional"]
+    required = [p for p in call_params(c) if p.kind == "positional" and not p.has_default]
+    positional = [p for p in call_params(c) if p.kind == "positional"]
     system = Message("system", _PROPOSE_SYSTEM + language_instruction(language))
     msg = Message("user", _PROPOSE.format(source=c.head_source[:3000]))
     try:
@@ -288,7 +325,9 @@ def model_inputs(c: Changed, model: Model, n: int = 3, language: str = "") -> tu
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 reprs.append(None)
         if all(r is not None for r in reprs):
-            out.append(Input(c.key, "model", args=tuple(r for r in reprs if r is not None)))
+            out.append(
+                Input(c.key, "model", args=tuple(r for r in reprs if r is not None), instance=_on_instance(c))
+            )
     return out, res.seconds
 
 
@@ -324,7 +363,7 @@ def _dedupe(inputs: list[Input]) -> list[Input]:
     seen: set[tuple[Any, ...]] = set()
     out = []
     for i in inputs:
-        k = (i.args, i.kwargs, i.doctest)
+        k = (i.args, i.kwargs, i.doctest, i.instance)
         if k not in seen:
             seen.add(k)
             out.append(i)

@@ -34,12 +34,23 @@ def is_pytest(argv: Sequence[str]) -> bool:
     return any(Path(a).name in ("pytest", "py.test") or a == "pytest" for a in argv)
 
 
-def trace_hook(targets: Sequence[Changed], *, max_calls: int, max_repr: int = 400) -> testrun.RunHook:
+PER_TEST = 8  # calls recorded per test and callable: a test that loops must not use up the whole cap
+
+
+def trace_hook(
+    targets: Sequence[Changed], *, max_calls: int, per_test: int = PER_TEST, max_repr: int = 400
+) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
-    spec = {"targets": by_path, "out": f"{SCRATCH}/trace.jsonl", "max_calls": max_calls, "max_repr": max_repr}
+    spec = {
+        "targets": by_path,
+        "out": f"{SCRATCH}/trace.jsonl",
+        "max_calls": max_calls,
+        "per_test": per_test,
+        "max_repr": max_repr,
+    }
     return testrun.RunHook(
         files=(*_scripts(), (f"{SCRATCH}/trace.json", json.dumps(spec, sort_keys=True))),
         args=("-p", "prereview_trace"),
@@ -57,6 +68,8 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
             call["doctest"] = [list(x) for x in inp.doctest]
         else:
             call["args"], call["kwargs"] = list(inp.args), dict(inp.kwargs)
+            if inp.instance:
+                call["instance"] = True
         calls.append(call)
     return calls
 
@@ -128,7 +141,11 @@ def run_inputs_in(
                 kind = "timeout" if res.timed_out else "crash"
                 out.append(
                     Call(
-                        inp.callable, inp.origin, _args(inp), {"kind": kind, "seconds": round(res.seconds, 1)}
+                        inp.callable,
+                        inp.origin,
+                        _args(inp),
+                        {"kind": kind, "seconds": round(res.seconds, 1)},
+                        expr=inp.expr(paths[inp.callable][1]),
                     )
                 )
                 note = (
@@ -146,7 +163,7 @@ def run_inputs_in(
                     args=_args(inp),
                     result=dict(rec["result"]),  # type: ignore[call-overload]
                     mutated=tuple(sorted(dict(rec.get("mutated") or {}).items())),  # type: ignore[call-overload]
-                    expr=str(rec.get("expr") or ""),
+                    expr=str(rec.get("expr") or inp.expr(paths[inp.callable][1])),
                     want=str(rec["want"]) if "want" in rec else None,
                 )
             )

@@ -4,6 +4,8 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
 (base or head) of the change; imports nothing from `bot`. The spec (JSON) lists calls:
   {"id": "3", "path": "pkg/m.py", "qualname": "f", "args": ["10"], "kwargs": {"k": "'x'"}}
       arguments are Python literal reprs, read with ast.literal_eval (never eval)
+  {"id": "5", "path": "pkg/m.py", "qualname": "C.m", "args": ["1"], "instance": true}
+      a method, called on a fresh `C()` (a class that cannot be built without arguments is unavailable)
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace
 Each result is one JSON line written (and flushed) as soon as the call ends, so a call that kills the
@@ -124,10 +126,21 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         return [
             {"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": str(exc)[:200]}}
         ]
-    before = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
+    subjects: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
+    if call.get("instance"):
+        owner = call["qualname"].rsplit(".", 1)[0]
+        box: list[Any] = []
+        made, ok = _timed(lambda: box.append(_resolve(sys.modules[fn.__module__], owner)()), timeout)
+        if not ok:
+            why = f"{owner}() failed: {made.get('type', made.get('kind'))}"
+            return [{"id": call["id"], "result": {"kind": "unavailable", "type": "instance", "message": why}}]
+        inst = box[0]
+        fn = getattr(inst, call["qualname"].rsplit(".", 1)[1])
+        subjects["self"] = inst
+    before = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
     result, _ = _timed(lambda: fn(*args, **kwargs), timeout)
-    after = [probe.safe_repr(a, ROOT, LIMIT) for a in args]
-    mutated = {str(i): r for i, (r, b) in enumerate(zip(after, before)) if r != b}  # noqa: B905 (py3.8+)
+    after = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
+    mutated = {k: r for k, r in after.items() if r != before[k]}
     return [{"id": call["id"], "result": result, "mutated": mutated}]
 
 

@@ -13,7 +13,69 @@ import reprlib
 _ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
 _TMP = re.compile(r"(?:/private)?/(?:tmp|var/folders)/[^\s'\"<>,)\]]*")
 
-_R = reprlib.Repr()
+
+class _Repr(reprlib.Repr):
+    """reprlib, plus the public fields of objects whose class keeps `object.__repr__`: `<Serializer object at
+    0x…>` says nothing a comparison can use, `Serializer(salt='s', secret_keys=['b', 'a'])` does."""
+
+    nest = 0  # objects being shown inside objects (bounded: an object graph can be large or cyclic)
+    budget = 0  # values one repr may still show
+
+    def repr(self, x: object) -> str:
+        self.budget, self.nest = MAX_VALUES, 0
+        return super().repr(x)
+
+    def repr1(self, x: object, level: int) -> str:
+        if self.budget <= 0:
+            return "…"
+        self.budget -= 1
+        return super().repr1(x, level)
+
+    def repr_instance(self, x: object, level: int) -> str:
+        if type(x).__repr__ is object.__repr__:
+            fields = _fields(x)
+            if fields:
+                name = type(x).__qualname__
+                if level <= 0 or self.nest >= MAX_NEST:
+                    return f"{name}(...)"
+                self.nest += 1
+                try:
+                    shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[:MAX_FIELDS])
+                finally:
+                    self.nest -= 1
+                return f"{name}({shown}{', ...' if len(fields) > MAX_FIELDS else ''})"
+        return super().repr_instance(x, level)
+
+
+MAX_FIELDS = 12
+MAX_NEST = 2
+MAX_VALUES = 300
+
+
+def _fields(x: object) -> list[tuple[str, object]]:
+    """Public instance attributes (`__dict__`, then `__slots__`), sorted by name; [] when unreadable."""
+    out: dict[str, object] = {}
+    try:
+        d = object.__getattribute__(x, "__dict__")
+        if isinstance(d, dict):
+            out.update((k, v) for k, v in d.items() if isinstance(k, str) and not k.startswith("_"))
+    except Exception:  # noqa: BLE001, S110 (no __dict__, or a hostile __getattribute__)
+        pass
+    try:
+        for klass in type(x).__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            for k in (slots,) if isinstance(slots, str) else slots:
+                if isinstance(k, str) and not k.startswith("_") and k not in out:
+                    try:
+                        out[k] = object.__getattribute__(x, k)
+                    except Exception:  # noqa: BLE001, S112 (an unset slot)
+                        continue
+    except Exception:  # noqa: BLE001, S110 (a class whose __mro__ or __slots__ misbehaves)
+        pass
+    return sorted(out.items())
+
+
+_R = _Repr()
 _R.maxlist = _R.maxtuple = _R.maxset = _R.maxfrozenset = _R.maxdeque = _R.maxarray = 40
 _R.maxdict = 20
 _R.maxstring = 300

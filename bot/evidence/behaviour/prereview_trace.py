@@ -2,10 +2,14 @@
 
 Runs INSIDE the sandbox, in the project's interpreter; imports nothing from `bot`. The spec file named by
 the environment variable PREREVIEW_TRACE_SPEC says what to record:
-  {"targets": {"pkg/mod.py": ["f", "C.m"]}, "out": "trace.jsonl", "max_calls": 50, "max_repr": 400}
-For each call of a target: the test id, the call index (per test and callable), the argument reprs, the
-return value repr or the exception (type and message), and the arguments whose repr changed during the
-call (mutation). Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own path).
+  {"targets": {"pkg/mod.py": ["f", "C.m"]}, "out": "trace.jsonl", "max_calls": 1000, "per_test": 8,
+   "max_repr": 400}
+For each call of a target: the test id, the call's place in the run, the argument reprs, the return value
+repr or the exception (type and message), and the arguments whose repr changed during the call (mutation).
+Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own path). At most `per_test`
+calls per test and callable are kept, so a test that loops does not use up `max_calls` and the calls of
+later tests (often the unusual inputs) are seen too. Calls with the same inputs and outcome are written
+once, with every (test, place) they happened at: the file stays small when tests repeat themselves.
 `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before; events
 are on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
@@ -26,12 +30,15 @@ class Recorder:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.targets: dict[str, set[str]] = {p: set(q) for p, q in spec.get("targets", {}).items()}
         self.out_path = os.path.join(_ROOT, spec.get("out", "trace.jsonl"))
-        self.max_calls = int(spec.get("max_calls", 50))
+        self.max_calls = int(spec.get("max_calls", 1000))
+        self.per_test = int(spec.get("per_test", 8))
         self.limit = int(spec.get("max_repr", 400))
         self.test = "<collection>"
-        self.records: list[dict[str, Any]] = []
+        self.records: dict[str, dict[str, Any]] = {}  # the call's inputs and outcome (JSON) -> record
+        self.seq = 0  # calls kept so far, over all tests: the order base and head are matched in
         self.per_callable: dict[str, int] = {}
-        self.dropped: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}  # over max_calls (the review says so)
+        self.thinned: dict[str, int] = {}  # over per_test (normal: loops in a test)
         self.index: dict[tuple[str, str], int] = {}
         self._codes: dict[Any, str | None] = {}
         self._open: dict[int, dict[str, Any]] = {}  # id(frame) -> record being filled
@@ -62,16 +69,19 @@ class Recorder:
         if n >= self.max_calls:
             self.dropped[key] = self.dropped.get(key, 0) + 1
             return
+        idx = self.index.get((self.test, key), 0)
+        if idx >= self.per_test:
+            self.thinned[key] = self.thinned.get(key, 0) + 1
+            return
         self._busy = True  # reprs may call other code (and targets): do not record inside them
         try:
             self.per_callable[key] = n + 1
-            idx = self.index.get((self.test, key), 0)
             self.index[(self.test, key)] = idx + 1
+            self.seq += 1
             args = _arguments(frame)
             self._open[id(frame)] = {
-                "test": self.test,
+                "at": (self.test, self.seq),
                 "callable": key,
-                "index": idx,
                 "args": {k: probe.safe_repr(v, _ROOT, self.limit) for k, v in args.items()},
                 "_objs": args,
             }
@@ -90,9 +100,11 @@ class Recorder:
                 after = probe.safe_repr(v, _ROOT, self.limit)
                 if after != rec["args"][k]:
                     mutated[k] = after
+            at = rec.pop("at")
             rec["result"] = result
             rec["mutated"] = mutated
-            self.records.append(rec)
+            sig = json.dumps(rec, sort_keys=True)
+            self.records.setdefault(sig, {**rec, "at": []})["at"].append(at)
         finally:
             self._busy = False
 
@@ -106,9 +118,9 @@ class Recorder:
 
     def write(self) -> None:
         with open(self.out_path, "w", encoding="utf-8") as fh:
-            for rec in self.records:
+            for rec in self.records.values():
                 fh.write(json.dumps(rec) + "\n")
-            fh.write(json.dumps({"dropped": self.dropped}) + "\n")
+            fh.write(json.dumps({"dropped": self.dropped, "thinned": self.thinned}) + "\n")
 
 
 def _arguments(frame: Any) -> dict[str, Any]:
