@@ -28,3 +28,17 @@ def test_the_example_workflow_runs_prereview_gitea_on_pull_requests() -> None:
         if ln.startswith("version =")
     )
     assert f"prereview[model]=={version}" in install["run"]  # the example installs this release
+
+
+def test_the_example_workflow_passes_the_github_workflow_schema() -> None:
+    """Gitea/Forgejo Actions take GitHub's workflow syntax: check-jsonschema's vendored schema applies."""
+    import subprocess
+
+    from tests.ci_tools import tool
+
+    proc = subprocess.run(
+        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
