@@ -128,7 +128,7 @@ class _Echo:
 @click.command("gitea")
 @click.option("--pr", "pr_number", type=int, help="Review this pull request (default: the event's).")
 @config_options("Config file (default: .prereview.yml at the PR's base revision).")
-@click.option("--no-post", is_flag=True, help="Review and print the summary line; post nothing.")
+@click.option("--no-post", is_flag=True, help="Review only; post nothing on the pull request.")
 @click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
 def command(
     pr_number: int | None, config_file: Path | None, overrides: dict[str, Any], no_post: bool, force: bool

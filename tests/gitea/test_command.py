@@ -105,3 +105,13 @@ def test_a_closed_pull_request_event_is_nothing_to_do(pr: PR) -> None:
         run = pr.run(fake, action="closed")
         assert run.code == 0 and "nothing to do for pull_request.closed" in run.err
         assert fake.requests == []
+
+
+def test_pr_option_without_an_event_asks_the_api(pr: PR) -> None:
+    """workflow_dispatch or a manual run: --pr N, base and head from GET /pulls/{index}."""
+    with pr.fake() as fake:
+        run = pr.run(fake, "--pr", "3", GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_EVENT_PATH=None)
+        assert run.code == 0, run.err
+        assert any(r.method == "GET" and r.path == "/repos/acme/widgets/pulls/3" for r in fake.requests)
+        [c] = fake.inline
+        assert c["position"] == 6 and fake.violations == []
