@@ -251,6 +251,13 @@ class GitLabConfig(_Section):
     timeout: float = Field(30.0, description="Seconds per API request")
 
 
+class GiteaConfig(_Section):
+    max_comments: int = Field(30, ge=0, description="Inline comments in one review; the rest in the summary")
+    fail_on_permission: bool = Field(False, description="Exit 2 (not just warn) when the token cannot post")
+    retries: int = Field(4, ge=0, description="Retries of an API call on 429 and 5xx, with backoff")
+    timeout: float = Field(30.0, gt=0, description="Seconds per API request")
+
+
 class ServerConfig(_Section):
     """`prereview serve` / `prereview worker`: the server reads these from its own config file and
     environment only, never from a repository's .prereview.yml or a comment."""
@@ -286,6 +293,12 @@ class ServerConfig(_Section):
     gitlab_git_url: str | None = Field(
         None, description="Where `/fix` clones and pushes GitLab projects (default: gitlab_url)"
     )
+    gitea_url: str = Field(
+        "", description="Gitea/Forgejo instance URL (https://gitea.example.com; the API is at /api/v1)"
+    )
+    gitea_git_url: str | None = Field(
+        None, description="Where the server clones Gitea/Forgejo repositories (default: gitea_url)"
+    )
     bot_logins: list[str] = Field(
         default_factory=list, description="Accounts whose comments are ignored (and any '*[bot]')"
     )
@@ -310,6 +323,7 @@ class Config(_Section):
     test_command: str | None = Field(None, description="The test command, run as given (or tests.command)")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     gitlab: GitLabConfig = Field(default_factory=GitLabConfig)
+    gitea: GiteaConfig = Field(default_factory=GiteaConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @field_validator("tests", mode="before")

@@ -21,6 +21,7 @@ from .options import config_options
 LAZY_COMMANDS = {
     "github": "bot.cli.github",
     "gitlab": "bot.cli.gitlab",
+    "gitea": "bot.cli.gitea",
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",

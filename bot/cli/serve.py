@@ -33,11 +33,12 @@ def command(
     queue_path: str | None,
     redis_url: str | None,
 ) -> None:
-    """Receive webhooks on /webhooks/github and /webhooks/gitlab; health on /healthz, metrics on /metrics."""
+    """Receive webhooks on /webhooks/github, /webhooks/gitlab and /webhooks/gitea; health on /healthz,
+    metrics on /metrics."""
     import uvicorn
 
+    from ..server.access import access_check
     from ..server.app import Server, create_app
-    from ..server.forge_session import gitlab_access
     from ..server.http import uvicorn_options
     from ..server.metrics import Metrics
     from ..server.queue import JobQueue, make_huey, make_storage
@@ -49,10 +50,10 @@ def command(
     overrides = {"server.queue": queue, "server.queue_path": queue_path, "server.redis_url": redis_url}
     cfg = load(config_file, overrides)
     secrets = from_env()
-    if not (secrets.github_webhook_secret or secrets.gitlab_webhook_token):
+    if not (secrets.github_webhook_secret or secrets.gitlab_webhook_token or secrets.gitea_webhook_secret):
         raise PrereviewError(
-            "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET and/or PREREVIEW_GITLAB_WEBHOOK_TOKEN "
-            "(or their _FILE variants): unsigned webhooks are never accepted"
+            "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET, PREREVIEW_GITLAB_WEBHOOK_TOKEN and/or "
+            "PREREVIEW_GITEA_WEBHOOK_SECRET (or their _FILE variants): unsigned webhooks are never accepted"
         )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     jobs = JobQueue(make_huey(cfg.server), cfg.server)
@@ -62,7 +63,7 @@ def command(
         jobs,
         ServerState(make_storage(cfg.server, "prereview-state")),
         Metrics(jobs),
-        authorize=gitlab_access(cfg, secrets) if secrets.gitlab_token else None,
+        authorize=access_check(cfg, secrets),
     )
     worker = None
     if workers:

@@ -1,7 +1,7 @@
 """The ASGI app: verify, deduplicate, decide, authorise, enqueue, answer 202.
 
-No model work happens here, and no forge work but one: a GitLab command's author's access level is asked
-of GitLab (`authorize`) before the job is queued, so that a refused command never reaches the queue (where
+No model work happens here, and no forge work but one: a GitLab or Gitea command's author's access is asked
+of the forge (`authorize`) before the job is queued, so that a refused command never reaches the queue (where
 a refused `/review` would otherwise supersede a pending review)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Server:
     queue: JobQueue
     state: ServerState
     metrics: Metrics
-    # GitLab: may this command's author run it (Developer+)? None: left to the worker (tests, no token).
+    # GitLab/Gitea: may this command's author run it? None: left to the worker (tests, no token).
     authorize: Callable[[Job], bool] | None = None
 
     async def body(self, request: Request) -> bytes:
@@ -115,7 +115,7 @@ class Server:
         return None
 
     def _authorized(self, job: Job, reason: str) -> tuple[Job, str]:
-        """GitLab commands: the author's access level, asked before queueing. When GitLab cannot answer,
+        """GitLab/Gitea commands: the author's access, asked before queueing. When the forge cannot answer,
         the worker asks again, and the job supersedes nothing while unchecked (`Job.coalesces`)."""
         if not job.check_access or self.authorize is None:
             return job, reason
@@ -205,6 +205,25 @@ def create_app(server: Server) -> Starlette:
         delivery = request.headers.get("x-gitlab-event-uuid", "")[:128]
         return await respond("gitlab", lambda: server.accept(events.gitlab(_json(body), bots), delivery))
 
+    async def gitea(request: Request) -> Response:
+        """Gitea and Forgejo: the hex HMAC-SHA256 of the body in X-Gitea-Signature; Forgejo also sends
+        X-Forgejo-Signature (the same value), checked first when present."""
+        try:
+            body = await server.body(request)
+        except _Reject as exc:
+            reject = (exc.status, exc.reason, None)
+            return await respond("gitea", lambda: reject)
+        h = request.headers
+        signature = h.get("x-forgejo-signature") or h.get("x-gitea-signature")
+        if not verify.gitea_ok(secrets.gitea_webhook_secret, body, signature):
+            return await respond("gitea", lambda: (401, "missing or bad X-Gitea-Signature", None))
+        kind = h.get("x-forgejo-event") or h.get("x-gitea-event", "")
+        delivery = (h.get("x-forgejo-delivery") or h.get("x-gitea-delivery", ""))[:128]
+        ctype = h.get("content-type", "")
+        return await respond(
+            "gitea", lambda: server.accept(events.gitea(kind, _github_payload(body, ctype), bots), delivery)
+        )
+
     async def healthz(request: Request) -> Response:
         depth = await run_in_threadpool(server.queue.depth)
         return JSONResponse({"status": "ok", "queue_depth": depth})
@@ -229,6 +248,7 @@ def create_app(server: Server) -> Starlette:
         routes=[
             Route("/webhooks/github", github, methods=["POST"]),
             Route("/webhooks/gitlab", gitlab, methods=["POST"]),
+            Route("/webhooks/gitea", gitea, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],

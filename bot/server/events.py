@@ -1,4 +1,4 @@
-"""Webhook payloads (GitHub, GitLab) -> one small Event record; any other shape -> None (ignored).
+"""Webhook payloads (GitHub, GitLab, Gitea/Forgejo) -> one small Event record; any other shape -> None.
 
 Payloads are untrusted JSON even when signed, so every field is read defensively by type.
 """
@@ -15,7 +15,7 @@ BOT_MARKER = "<!-- prereview"  # every comment the bot writes carries one of its
 
 @dataclass(frozen=True)
 class Event:
-    forge: str  # "github" | "gitlab"
+    forge: str  # "github" | "gitlab" | "gitea"
     kind: str  # "pr" (opened/new commits) | "comment"
     repo: str
     number: int
@@ -179,6 +179,56 @@ def gitlab(payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | No
     return None
 
 
+# Gitea's HookIssueAction spelling (modules/structs/hook.go): `synchronized`, not GitHub's `synchronize`.
+GITEA_PR_ACTIONS = frozenset({"opened", "reopened", "synchronized"})
+
+
+def gitea(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | None:
+    """Gitea's and Forgejo's PullRequestPayload / IssueCommentPayload (`X-Gitea-Event` pull_request,
+    issue_comment; a comment on a PR carries `is_pull: true`)."""
+    repo = _get(payload, "repository", "full_name")
+    action = _get(payload, "action") or ""
+    if not repo:
+        return None
+    if event_type == "pull_request" and action in GITEA_PR_ACTIONS:
+        number = _get(payload, "number", want=int) or _get(payload, "pull_request", "number", want=int)
+        if not number:
+            return None
+        return Event(
+            "gitea",
+            "pr",
+            repo,
+            number,
+            action,
+            head_sha=_get(payload, "pull_request", "head", "sha"),
+            author=_get(payload, "sender", "login") or "",
+            draft=bool(_get(payload, "pull_request", "draft", want=bool)),
+        )
+    if event_type != "issue_comment" or action != "created":
+        return None
+    on_pr = (
+        _get(payload, "is_pull", want=bool) or _get(payload, "issue", "pull_request", want=dict) is not None
+    )
+    number = _get(payload, "issue", "number", want=int)
+    comment = _get(payload, "comment", want=dict)
+    if not on_pr or not number or comment is None:
+        return None
+    login = _get(comment, "user", "login") or ""
+    body = _get(comment, "body") or ""
+    return Event(
+        "gitea",
+        "comment",
+        repo,
+        number,
+        action,
+        author=login,
+        author_id=_get(comment, "user", "id", want=int),
+        body=body,
+        comment_id=_get(comment, "id", want=int),
+        is_bot=_is_bot(login, None, body, bot_logins),
+    )
+
+
 def _id_str(value: int | None) -> str | None:
     return str(value) if value else None
 
@@ -189,6 +239,8 @@ _GITHUB_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}/[A-Za-z0-9._-]{1,100}
 # or a numeric project id (when the payload has no path).
 _GITLAB_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,253}[A-Za-z0-9_])?"
 _GITLAB_REPO = re.compile(rf"{_GITLAB_PART}(?:/{_GITLAB_PART}){{1,20}}|[0-9]{{1,18}}")
+# Gitea/Forgejo: owner/name, letters, digits, `-`, `_`, `.` (models/user `IsValidUsername`, repo names alike).
+_GITEA_REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 
 
 def valid_repo(forge: str, repo: str) -> bool:
@@ -197,6 +249,10 @@ def valid_repo(forge: str, repo: str) -> bool:
     parts = repo.split("/")
     if forge == "github":
         return bool(_GITHUB_REPO.fullmatch(repo)) and parts[1] not in (".", "..")
+    if forge == "gitea":
+        return bool(_GITEA_REPO.fullmatch(repo)) and not any(
+            p in (".", "..") or p.lower().endswith((".git", ".wiki")) for p in parts
+        )
     return (
         bool(_GITLAB_REPO.fullmatch(repo))
         and ".." not in repo

@@ -1,4 +1,5 @@
-"""What a worker needs from a forge for one PR: fetch, react, reply, publish, pause; GitHub and GitLab.
+"""What a worker needs from a forge for one PR: fetch, react, reply, publish, pause; GitHub and GitLab here,
+Gitea/Forgejo in gitea_session.py.
 
 Sessions are built per job from the server's own settings (API URL, token); nothing in an event or a
 comment can point them elsewhere.
@@ -351,7 +352,13 @@ def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
     return check
 
 
-SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession}
+def _gitea_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
+    from .gitea_session import GiteaSession
+
+    return GiteaSession(job, cfg, secrets)
+
+
+SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession, "gitea": _gitea_session}
 
 
 def open_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:

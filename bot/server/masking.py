@@ -3,7 +3,8 @@
 A job's forge session and model are wrapped once (`ForgeRunner.run`): the change's secrets become known
 when the session fetches it (diff, title and description: `redact.for_change`), and from then on every
 model prompt and completion and every text posted (replies, reviews, suggestions, draft PRs) is masked.
-Before the fetch, well-known token shapes are masked anyway. Handlers need not remember to redact.
+Before the fetch, well-known token shapes are masked anyway, and the server's own secrets (`known`: its
+forge tokens and webhook secrets, whatever their shape) always are. Handlers need not remember to redact.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from ..types import ChangeRequest, Finding, Review
 
 
 class Masking:
-    """The secrets of the current job's change. One per worker process, reset for each job."""
+    """The secrets of the current job's change, plus the server's own. One per worker process, reset for
+    each job (the server's own stay)."""
 
-    def __init__(self) -> None:
-        self.redactor = redact.Redactor()
+    def __init__(self, known: frozenset[str] = frozenset()) -> None:
+        self._known = known
+        self.redactor = redact.Redactor(known)
 
     def reset(self) -> None:
-        self.redactor = redact.Redactor()
+        self.redactor = redact.Redactor(self._known)
 
     def learn(self, change: ChangeRequest) -> None:
         paths = [f.path for f in parse(change.diff_text).files]

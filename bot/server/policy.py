@@ -14,6 +14,10 @@ from . import chatops
 from .events import Event
 from .jobs import Job
 
+# Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+); GitHub's
+# signed payload carries the author's association instead.
+CHECKED = frozenset({"gitlab", "gitea"})
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -65,7 +69,7 @@ def decide(event: Event, cfg: ServerConfig, *, paused: bool, delivery: str = "")
         incremental=command.incremental,
         text=command.question,
         update=command.update,
-        check_access=event.forge == "gitlab",
+        check_access=event.forge in CHECKED,
         **who,
         **base,
     )
@@ -84,7 +88,7 @@ def _thread_reply(event: Event, base: dict[str, Any]) -> Decision:
         comment_id=event.comment_id,
         author=event.author,
         author_id=event.author_id,
-        check_access=event.forge == "gitlab",
+        check_access=event.forge in CHECKED,
         thread=event.thread,
         path=event.path,
         line=event.line,

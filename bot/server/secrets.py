@@ -16,6 +16,8 @@ ENV = {
     "github_private_key": "PREREVIEW_GITHUB_PRIVATE_KEY",
     "gitlab_webhook_token": "PREREVIEW_GITLAB_WEBHOOK_TOKEN",
     "gitlab_token": "PREREVIEW_GITLAB_TOKEN",
+    "gitea_webhook_secret": "PREREVIEW_GITEA_WEBHOOK_SECRET",
+    "gitea_token": "PREREVIEW_GITEA_TOKEN",
 }
 
 
@@ -27,6 +29,13 @@ class Secrets:
     github_private_key: str | None = None
     gitlab_webhook_token: str | None = None
     gitlab_token: str | None = None
+    gitea_webhook_secret: str | None = None
+    gitea_token: str | None = None
+
+    def values(self) -> frozenset[str]:
+        """Every secret value that is set: what the masking layer hides in anything a job sends out
+        (a Gitea token is 40 hex characters, a shape no pattern can tell from a commit sha)."""
+        return frozenset(v for f in fields(self) if len(v := getattr(self, f.name) or "") >= 8)
 
     def __repr__(self) -> str:  # names only: a repr must never leak a secret into a log
         have = [f.name for f in fields(self) if getattr(self, f.name)]

@@ -17,6 +17,7 @@ QUEUE_ENV = {
     "PREREVIEW_REDIS_URL": "server.redis_url",
     "PREREVIEW_GITHUB_API_URL": "server.github_api_url",
     "PREREVIEW_GITLAB_URL": "server.gitlab_url",
+    "PREREVIEW_GITEA_URL": "server.gitea_url",
 }
 
 

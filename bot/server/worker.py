@@ -32,7 +32,7 @@ log = logging.getLogger("prereview.worker")
 
 REFUSAL = (
     "Sorry @{author}, only people with write access to this repository (owners, members, collaborators; "
-    "Developer or higher on GitLab) can run prereview commands."
+    "Developer or higher on GitLab, write on Gitea/Forgejo) can run prereview commands."
 )
 ASK_SYSTEM = (
     "You answer a reviewer's question about a code change. Use only the diff and the description given; "
@@ -57,7 +57,7 @@ class ForgeRunner:
     ) -> None:
         self.cfg, self.secrets, self.state = cfg, secrets, state
         # Every model call and every posted text of a job is masked here, whatever the command.
-        self._masking = Masking()
+        self._masking = Masking(secrets.values())
         self.model: LazyModel = MaskedLazyModel(model or LazyModel(cfg, Quiet()), self._masking)
         self._sessions = sessions
 

@@ -18,12 +18,13 @@ from typing import Any
 import httpx
 import yaml
 
-from bot.server.verify import github_signature
+from bot.server.verify import gitea_signature, github_signature
 from tests.conftest import PLATFORM
 
 PAYLOADS = PLATFORM / "payloads"
 SECRET = "It's a Secret to Everybody"
 GITLAB_TOKEN = "gitlab-hook-token"
+GITEA_SECRET = "gitea-hook-secret"
 ROOT = Path(__file__).resolve().parents[2]
 
 DIFF = """diff --git a/app.py b/app.py
@@ -150,6 +151,7 @@ class Stack:
             # git (a repository's .prereview.yml, /fix) goes to local bare repositories, never the network
             "github_git_url": f"file://{tmp / 'remotes'}",
             "gitlab_git_url": f"file://{tmp / 'remotes'}",
+            "gitea_git_url": f"file://{tmp / 'remotes'}",
             **(server or {}),
         }
         if redis_url:
@@ -165,6 +167,7 @@ class Stack:
             **os.environ,
             "PREREVIEW_GITHUB_WEBHOOK_SECRET": SECRET,
             "PREREVIEW_GITLAB_WEBHOOK_TOKEN": GITLAB_TOKEN,
+            "PREREVIEW_GITEA_WEBHOOK_SECRET": GITEA_SECRET,
             "PREREVIEW_GITHUB_TOKEN": "test-token",
             "PREREVIEW_GITLAB_TOKEN": "test-token",
             "PYTHONPATH": str(ROOT),
@@ -259,6 +262,28 @@ class Stack:
         if token is not None:
             h["X-Gitlab-Token"] = token
         return self.http.post("/webhooks/gitlab", content=body, headers=h)
+
+    def gitea(
+        self,
+        body: bytes,
+        event: str = "issue_comment",
+        *,
+        signature: str | None = "valid",
+        forgejo: bool = False,
+        delivery: str | None = None,
+    ) -> httpx.Response:
+        """As Gitea sends it (X-Gitea-*; with `forgejo`, as Forgejo does: X-Forgejo-* only)."""
+        who = "Forgejo" if forgejo else "Gitea"
+        h = {
+            "Content-Type": "application/json",
+            f"X-{who}-Event": event,
+            f"X-{who}-Delivery": delivery or str(uuid.uuid4()),
+        }
+        if signature is not None:
+            h[f"X-{who}-Signature"] = (
+                gitea_signature(GITEA_SECRET, body) if signature == "valid" else signature
+            )
+        return self.http.post("/webhooks/gitea", content=body, headers=h)
 
     def metrics(self) -> str:
         return self.http.get("/metrics").text
