@@ -24,6 +24,8 @@ _REQ_FILE = re.compile(
     r"^(requirements([-_.](test|tests|testing|dev|ci))?[^/]*\.txt|(test|tests|dev)[-_]requirements\.txt"
     r"|requirements/(test|tests|testing|dev|ci|base|main|default)[^/]*\.(txt|in))$"
 )
+# tox's factor-conditional deps (`min: -r tests-min.txt`, `py38,!dev: x`) belong to other environments
+_TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:\s*,\s*!?[\w.-]+)*\s*:\s")
 _LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\)")
 
 
@@ -88,7 +90,8 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         ):
             deps = _ini_get(tox, section, "deps")
             if deps:
-                add_lines((d for d in deps.splitlines() if "{" not in d), "tox.ini")
+                kept = (d for d in deps.splitlines() if "{" not in d and not _TOX_FACTOR.match(d.strip()))
+                add_lines(kept, "tox.ini")
             for x in (_ini_get(tox, section, "extras") or "").replace(",", "\n").split():
                 extras.add(x)
     if "noxfile.py" in top:
