@@ -90,8 +90,10 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         ):
             deps = _ini_get(tox, section, "deps")
             if deps:
-                kept = (d for d in deps.splitlines() if "{" not in d and not _TOX_FACTOR.match(d.strip()))
-                add_lines(kept, "tox.ini")
+                add_lines(
+                    (d for d in deps.splitlines() if "{" not in d and not _TOX_FACTOR.match(d.strip())),
+                    "tox.ini",
+                )
             for x in (_ini_get(tox, section, "extras") or "").replace(",", "\n").split():
                 extras.add(x)
     if "noxfile.py" in top:

@@ -329,16 +329,34 @@ def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
         assert not j.findings and [(b.call, b.before, b.after) for b in j.changes] == [("f(10)", "100", "20")]
 
 
-@pytest.mark.parametrize("second", ["second", "first", "unsure"])
-def test_a_bug_verdict_stands_only_when_a_blind_comparison_prefers_base(second: str) -> None:
+@pytest.mark.parametrize(
+    ("head_first", "base_first", "stands"),
+    [
+        ("second", "first", True),
+        ("second", "second", False),
+        ("first", "first", False),
+        ("unsure", "x", False),
+    ],
+)
+def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_base(
+    head_first: str, base_first: str, stands: bool
+) -> None:
     """Asked 'intended or bug?' with a before and an after, a small model leans to 'bug'. The verdict is
-    asked again without labels, head's result shown first: only 'the second (base's) is correct' keeps it."""
+    asked again without labels in both orders; a model that picks a position (always 'second', as the 1.5B
+    model did on the dev set) is unsure, and only 'base's result is right' both times keeps the finding."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     model = ScriptedModel(
         {
             "replies": [
                 {"match": "intended by the change", "text": json.dumps({"verdict": "bug", "reason": "x"})},
-                {"match": "Which version", "text": json.dumps({"correct": second, "reason": "y"})},
+                {
+                    "match": "first version 20; second",
+                    "text": json.dumps({"correct": head_first, "reason": "y"}),
+                },
+                {
+                    "match": "first version 100; second",
+                    "text": json.dumps({"correct": base_first, "reason": "z"}),
+                },
             ],
             "default": {"text": "{}"},
         }
@@ -354,10 +372,48 @@ def test_a_bug_verdict_stands_only_when_a_blind_comparison_prefers_base(second: 
     blind = model.requests[1][-1].content
     assert "first version 20; second version 100" in blind and "before" not in blind
     assert "Speed up f" not in blind  # the author's claims are not in the blind question
-    if second == "second":
-        assert [f.rule_id for f in j.findings] == ["behaviour/changed-result"]
+    if stands:
+        assert [f.rule_id for f in j.findings] == ["behaviour/changed-result"] and len(model.requests) == 3
     else:
-        assert not j.findings and j.changes and "second, blind comparison" in j.changes[0].reason
+        assert not j.findings and j.changes and "blind comparisons" in j.changes[0].reason
+
+
+@pytest.mark.parametrize(
+    ("doc", "rule"),
+    [('"""The next permutation."""', "behaviour/lost-result"), ('"""The next one, or None."""', None)],
+)
+def test_none_where_base_returned_a_value_is_a_finding_without_the_model(doc: str, rule: str | None) -> None:
+    c = _target(f"def f(xs):\n    {doc}\n    return xs\n")
+    model = ScriptedModel(
+        {"replies": [], "default": {"text": json.dumps({"verdict": "intended", "reason": "x"})}}
+    )
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "[1, 3, 2]"}, {"kind": "return", "repr": "None"})],
+        model=lambda: model,
+        title="",
+        body="",
+        head_line="return xs",
+    )
+    assert [f.rule_id for f in j.findings] == ([rule] if rule else [])
+    assert bool(model.requests) == (rule is None)
+
+
+def test_informal_docstring_examples_are_the_spec_too() -> None:
+    doc = (
+        "Examples:\n* sort_array([]) => []\n* sort_array([2, 1]) -> [1, 2]\n"
+        'decimal(15)   # returns "db1111db"\nsort_array([3]) == 1 + 2 = 3\nresort_array([1]) -> [9]\n'
+        "sort_array(xs) -> [1]\nsort_array([1]) ➞ [1]."
+    )
+    assert generate.informal_examples("sort_array", doc) == [
+        ("sort_array([])", "[]"),
+        ("sort_array([2, 1])", "[1, 2]"),
+        ("sort_array([1])", "[1]"),
+    ]  # not another function's, not a non-literal value or argument
+    assert generate.informal_examples("decimal", doc) == [("decimal(15)", "'db1111db'")]
+    # a doctest's expected output compares as a value: quotes and wrapping do not matter
+    assert judge._holds('["a b",\n "c"]', {"kind": "return", "repr": "['a b', 'c']"})
+    assert not judge._holds("[1]", {"kind": "return", "repr": "[2]"})
 
 
 @pytest.mark.parametrize(

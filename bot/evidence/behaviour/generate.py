@@ -12,6 +12,7 @@ import ast
 import doctest
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,13 +69,74 @@ def _on_instance(c: Changed) -> bool:
 
 
 def doctests(c: Changed) -> list[Input]:
+    """The docstring's examples: doctests (`>>> f(2)` / `4`), and the informal ones docstrings also use
+    (`f(2) -> 4`, `f(2) => 4`, `f(2) == 4`, `f(2)  # returns 4`), when call and value are literals."""
     try:
-        examples = doctest.DocTestParser().get_examples(c.docstring)
+        examples = [(e.source.strip(), e.want) for e in doctest.DocTestParser().get_examples(c.docstring)]
     except ValueError:
-        return []
-    if not examples:
-        return []
-    return [Input(c.key, "doctest", doctest=tuple((e.source.strip(), e.want) for e in examples))]
+        examples = []
+    if not examples and not c.is_method:
+        examples = informal_examples(c.name, c.docstring)
+    return [Input(c.key, "doctest", doctest=tuple(examples))] if examples else []
+
+
+_SAYS = re.compile(
+    r"^\s*(?:->|=>|➞|→|==|#\s*(?:returns?|=>|->|==)?|should\s+return|returns?)\s*:?\s*(.+?)\s*$"
+)
+
+
+def informal_examples(name: str, docstring: str) -> list[tuple[str, str]]:
+    """`name(literals) <says> literal` lines of a docstring, as (call, expected repr) pairs."""
+    out: list[tuple[str, str]] = []
+    for line in docstring.splitlines():
+        start = line.find(name + "(")
+        if start < 0 or (start and (line[start - 1].isalnum() or line[start - 1] in "_.")):
+            continue
+        end = _closing(line, start + len(name))
+        if end is None:
+            continue
+        call, rest = line[start : end + 1], line[end + 1 :]
+        m = _SAYS.match(rest)
+        if not m or not _literal_call(call, name):
+            continue
+        value = m.group(1).rstrip(".,;")
+        try:
+            out.append((call, repr(ast.literal_eval(value))))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return out
+
+
+def _closing(line: str, open_at: int) -> int | None:
+    depth, quote = 0, ""
+    for i in range(open_at, len(line)):
+        ch = line[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _literal_call(text: str, name: str) -> bool:
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
+        return False
+    try:
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            ast.literal_eval(a)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return all(not isinstance(a, ast.Starred) for a in node.args)
 
 
 # ---------------------------------------------------------------- strategies from annotations

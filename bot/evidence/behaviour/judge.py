@@ -10,6 +10,7 @@ in `evidence`. A new callable has no base: only its failing doctests and hangs/c
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -177,6 +178,13 @@ def judge(
             for d in shown
         ]
         return out
+    lost = clearest([d for d in diffs if _lost_its_result(c, d)])
+    if lost:  # deterministic: a value before, None now (a missing `return`), the docstring never says None
+        why = "It returns None now where it returned a value."
+        f = _finding(c, lost[:2], "medium", "behaviour/lost-result", why, head_line)
+        out.findings.append(f)
+        out.examples[f.fingerprint] = _examples(lost[:2])
+        return out
     gained = [d for d in diffs if _gained_a_result(c, d)]
     if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
         reason = "it returns a value now where it returned None before"
@@ -187,12 +195,12 @@ def judge(
         return out
     verdict, reason, seconds = _ask(c, shown, model, title, body, language)
     out.seconds_model = seconds
-    if verdict == "bug":  # a small model leans to "bug" when shown a before and an after: ask it again blind
+    if verdict == "bug":  # a small model leans to "bug" when shown a before and an after: ask again blind
         confirmed, seconds = _confirm(c, shown, model, language)
         out.seconds_model += seconds
         if not confirmed:
             verdict = "intended"
-            reason = "not clearly a bug (a second, blind comparison did not prefer before)"
+            reason = "not clearly a bug (blind comparisons in both orders did not both prefer before)"
     if verdict == "bug":
         why = f"Judged a bug: {reason.rstrip('.')}." if reason else ""
         f = _finding(c, shown[:2], "medium", "behaviour/changed-result", why, head_line)
@@ -206,12 +214,23 @@ def judge(
     return out
 
 
+def _speaks_of_none(c: Changed) -> bool:
+    return "None" in c.docstring or " none" in c.docstring.lower()
+
+
+def _lost_its_result(c: Changed, d: Difference) -> bool:
+    """Base returned a value and head returns None, changing no argument instead (not an in-place API)."""
+    if d.base.get("kind") != "return" or d.head.get("kind") != "return" or d.head.get("repr") != "None":
+        return False
+    return d.base.get("repr") != "None" and " and changes " not in d.after and not _speaks_of_none(c)
+
+
 def _gained_a_result(c: Changed, d: Difference) -> bool:
     """Base returned None (changing nothing) and head returns a value: the new code completes what the old
     one left undone; not judged a bug unless the docstring itself speaks of returning None."""
     if d.base.get("kind") != "return" or d.base.get("repr") != "None" or d.head.get("kind") != "return":
         return False
-    return d.head.get("repr") != "None" and "None" not in c.docstring and " none" not in c.docstring.lower()
+    return d.head.get("repr") != "None" and not _speaks_of_none(c)
 
 
 _GUESSED = ("boundary", "model", "hypothesis")
@@ -264,16 +283,36 @@ def _ask(
 def _confirm(
     c: Changed, diffs: Sequence[Difference], model: Callable[[], Model] | None, language: str = ""
 ) -> tuple[bool, float]:
-    """Does the model, shown both results unlabelled with head's first (no 'before'/'after', no change
-    description), still say base's are the correct ones? (confirmed, seconds)"""
+    """Does the model, shown both results unlabelled (no 'before'/'after', no change description), prefer
+    base's in both orders? A small model tends to pick a position, not a version: one that answers by
+    position is unsure, and the first verdict does not stand. (confirmed, seconds)"""
     if model is None:
         return True, 0.0
-    rows = "\n".join(f"- `{d.call}`: first version {d.after}; second version {d.before}" for d in diffs)
+    picks, seconds = [], 0.0
+    for head_first in (True, False):
+        answer, took = _blind(c, diffs, model, language, head_first)
+        seconds += took
+        if answer is None:
+            return True, seconds  # no usable second opinion: the first verdict stands
+        picks.append(answer == ("second" if head_first else "first"))  # True: it prefers base's result
+        if not picks[-1]:
+            break
+    return all(picks), seconds
+
+
+def _blind(
+    c: Changed, diffs: Sequence[Difference], model: Callable[[], Model], language: str, head_first: bool
+) -> tuple[str | None, float]:
+    def row(d: Difference) -> str:
+        one, two = (d.after, d.before) if head_first else (d.before, d.after)
+        return f"- `{d.call}`: first version {one}; second version {two}"
+
     prompt = (
         f"Function `{c.qualname}` in {c.path}:\n```python\n{c.signature}\n```\n"
         f"Docstring: {c.docstring[:600] or '(none)'}\n\n"
-        f"Two versions of it give different results on the same inputs:\n{rows}\n\n"
-        "Which version's results are correct for this function?"
+        f"Two versions of it give different results on the same inputs:\n"
+        + "\n".join(row(d) for d in diffs)
+        + "\n\nWhich version's results are correct for this function?"
     )
     try:
         res = model().complete(
@@ -283,11 +322,9 @@ def _confirm(
         )
         data = json.loads(res.text)
     except (ModelError, ValueError):
-        return True, 0.0  # no second opinion: the first verdict stands
+        return None, 0.0
     answer = data.get("correct") if isinstance(data, dict) else None
-    if answer not in ("first", "second", "unsure"):
-        return True, res.seconds  # no usable second opinion: the first verdict stands
-    return answer == "second", res.seconds
+    return (answer if answer in ("first", "second", "unsure") else None), res.seconds
 
 
 def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judgement:
@@ -348,11 +385,17 @@ def _doctest_ok(call: Call) -> bool:
 
 
 def _holds(want: str | None, r: dict[str, Any]) -> bool:
-    """Does a result print what a doctest example expects?"""
+    """Does a result print what a doctest example expects? Literals compare as values (quote style, line
+    wrapping): `["a"]` holds for `['a']`."""
     want = (want or "").strip()
     if r.get("kind") == "return":
         got = str(r.get("repr"))
-        return got.strip() == want or (got == "None" and want == "")
+        if got.strip() == want or (got == "None" and want == ""):
+            return True
+        try:
+            return bool(ast.literal_eval(got) == ast.literal_eval(want))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
     if r.get("kind") == "raise":
         return want.startswith("Traceback") and str(r.get("type")) in want
     return False
