@@ -657,15 +657,21 @@ class NeedsArgs:
 
 @needs_bwrap
 def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, tmp_path) -> None:
-    """No test reaches `Splitter.convert`: its class builds without arguments, so the harness calls it on a
-    fresh `Splitter()` at base and head with boundary values (Any -> a few kinds, `X | None` -> None) and
-    head's new exception is a high finding with the call shown as written. A class that needs arguments
+    """Only the regression test reaches `Splitter.convert`, and the change deletes it: its class builds
+    without arguments, so the harness calls it on a fresh `Splitter()` at base and head with boundary
+    values (Any -> a few kinds, `X | None` -> None), and head's new TypeError is a high finding with the
+    call as written (`self` has no annotation, but it is not a guessed input). A class that needs arguments
     (`NeedsArgs`) is not comparable and gives nothing, not a false difference."""
     head = PARSER.replace(
         "return [Base.convert(self, item, ctx) for item in items]",
-        "return [Base.convert(self, item, ctx) for item in items[1]]",
+        "return [Base.convert(self, item, ctx) for item in items] + None",
     ).replace("return self.name + str(x)", "return self.name + str(x + 1)")
-    repo = make_repo({"conv.py": PARSER}, {"conv.py": head})
+    regression = "from conv import Splitter\n\n\ndef test_split():\n"
+    regression += "    assert Splitter().convert('a:b', None)\n"
+    repo = make_repo(
+        {"conv.py": PARSER, "test_conv.py": regression, "test_other.py": "def test_x():\n    pass\n"},
+        {"conv.py": head, "test_conv.py": None},
+    )
     res = CliRunner().invoke(
         cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
     )
@@ -674,7 +680,7 @@ def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, 
     jsonschema.validate(data, SCHEMA)
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert f["severity"] == "high" and f["line"] == 15, f
-    assert "Splitter().convert('', None): before ['']; after raises IndexError" in f["evidence"]
+    assert "Splitter().convert('', None): before ['']; after raises TypeError" in f["evidence"]
     assert not any("label" in x["call"] for x in data.get("behaviour", []))
 
 

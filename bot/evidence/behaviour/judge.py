@@ -242,7 +242,8 @@ def _guessed_wrong_type(c: Changed, d: Difference) -> bool:
     Calls from the tests and the docstring's examples are real uses and always count."""
     if d.origin not in _GUESSED or d.head.get("kind") != "raise" or d.head.get("type") != "TypeError":
         return False
-    return any(p.annotation is None for p in c.params if p.kind == "positional")
+    passed = c.params[1:] if c.is_method else c.params  # a method's `self` is not a guess
+    return any(p.annotation is None for p in passed if p.kind == "positional")
 
 
 def _ask(
