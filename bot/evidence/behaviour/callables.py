@@ -129,10 +129,11 @@ def changed_tests(
     files: set[str] = set()
     dirs: set[str] = set()
     for f in diff.files:
-        if not f.path.endswith(".py") or not (is_test(f.path) or f.path.rsplit("/", 1)[-1] == "conftest.py"):
+        folder, _, name = f.path.rpartition("/")
+        if name == "conftest.py":
+            dirs.add(folder)
             continue
-        if f.path.rsplit("/", 1)[-1] == "conftest.py":
-            dirs.add(f.path.rsplit("/", 1)[0] if "/" in f.path else "")
+        if not f.path.endswith(".py") or not is_test(f.path):
             continue
         head, base = read_head(f.path) or "", (read_base(f.old_path) if f.status != "added" else "") or ""
         head_defs, base_defs = definitions(head), definitions(base)

@@ -129,17 +129,19 @@ class BehaviourEvidence:
         head_run = getattr(tests, "head", None)
         failing = set(getattr(head_run, "failing", ()))
         diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
-        edited = [d for d in diffs if self.edited_tests.covers(d.origin)]
-        if edited:  # the test's own code changed: its inputs at base and head were not the same
+        # a test whose own code the change edits had other inputs at base and head: not compared, and a
+        # callable only such tests (say the deleted regression test) reach gets generated inputs instead
+        edited = self.edited_tests.covers
+        compared = [d for d in diffs if not edited(d.origin)]
+        if len(compared) < len(diffs):
             self.notes.append(
-                f"behaviour: {len(edited)} difference(s) seen only in tests the change edits "
+                f"behaviour: {len(diffs) - len(compared)} difference(s) seen only in tests the change edits "
                 "were not compared"
             )
-            diffs = [d for d in diffs if d not in edited]
-        # reached = the tests call it at base and at head, from tests the change leaves alone (a call only
-        # the deleted or edited regression test made compares nothing: generate inputs instead)
-        kept = lambda calls: [x for x in calls if not self.edited_tests.covers(x.origin)]  # noqa: E731
-        seen = compare.reached(kept(base_calls)) & compare.reached(kept(head_calls))
+        diffs = compared
+        seen = compare.reached(c for c in base_calls if not edited(c.origin)) & compare.reached(
+            c for c in head_calls if not edited(c.origin)
+        )
         unreached = [c for c in self.targets if c.key not in seen]
         new_calls: list[Call] = []
         if unreached:

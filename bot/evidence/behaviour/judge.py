@@ -21,6 +21,7 @@ from ...models import Message, Model, ModelError
 from ...types import BehaviourChange, Finding
 from .callables import Changed
 from .compare import Call, Difference, describe
+from .generate import call_params
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -242,8 +243,7 @@ def _guessed_wrong_type(c: Changed, d: Difference) -> bool:
     Calls from the tests and the docstring's examples are real uses and always count."""
     if d.origin not in _GUESSED or d.head.get("kind") != "raise" or d.head.get("type") != "TypeError":
         return False
-    passed = c.params[1:] if c.is_method else c.params  # a method's `self` is not a guess
-    return any(p.annotation is None for p in passed if p.kind == "positional")
+    return any(p.annotation is None for p in call_params(c) if p.kind == "positional")  # not `self`
 
 
 def _ask(
@@ -259,26 +259,39 @@ def _ask(
         return "intended", "not judged (no model)", 0.0
     examples = "\n".join(f"- {d.call}: before this change {d.before}; after it {d.after}" for d in diffs)
     prompt = (
-        f"Change title: {title[:200]}\nChange description: {body[:800]}\n\n"
-        f"Function `{c.qualname}` in {c.path}:\n```python\n{c.signature}\n```\n"
-        f"Docstring: {c.docstring[:600] or '(none)'}\n\n"
+        f"Change title: {title[:200]}\nChange description: {body[:800]}\n\n{_function(c)}"
         f"Same inputs, different results (before this change -> after it):\n{examples}\n\n"
         "Is the new behaviour intended by the change, or a bug?"
     )
+    data, seconds = _request(model, _SYSTEM, prompt, VERDICT_SCHEMA, language)
+    verdict = data.get("verdict")
+    if verdict not in ("intended", "bug"):
+        return "intended", "not judged (the model gave no verdict)", seconds
+    return verdict, str(data.get("reason") or "")[:240], seconds
+
+
+def _function(c: Changed) -> str:
+    """The changed function as both questions show it: name, file, signature, docstring."""
+    return (
+        f"Function `{c.qualname}` in {c.path}:\n```python\n{c.signature}\n```\n"
+        f"Docstring: {c.docstring[:600] or '(none)'}\n\n"
+    )
+
+
+def _request(
+    model: Callable[[], Model], system: str, prompt: str, schema: dict[str, Any], language: str
+) -> tuple[dict[str, Any], float]:
+    """The model's JSON object for one grammar-constrained question ({} when it gave none), and seconds."""
     try:
         res = model().complete(
-            [Message("system", _SYSTEM + language_instruction(language)), Message("user", prompt)],
-            schema=VERDICT_SCHEMA,
+            [Message("system", system + language_instruction(language)), Message("user", prompt)],
+            schema=schema,
             max_tokens=120,
         )
         data = json.loads(res.text)
     except (ModelError, ValueError):
-        return "intended", "not judged (the model gave no verdict)", 0.0
-    verdict = data.get("verdict") if isinstance(data, dict) else None
-    reason = str(data.get("reason") or "")[:240] if isinstance(data, dict) else ""
-    if verdict not in ("intended", "bug"):
-        return "intended", "not judged (the model gave no verdict)", res.seconds
-    return verdict, reason, res.seconds
+        return {}, 0.0
+    return (data if isinstance(data, dict) else {}), res.seconds
 
 
 def _confirm(
@@ -309,23 +322,13 @@ def _blind(
         return f"- `{d.call}`: first version {one}; second version {two}"
 
     prompt = (
-        f"Function `{c.qualname}` in {c.path}:\n```python\n{c.signature}\n```\n"
-        f"Docstring: {c.docstring[:600] or '(none)'}\n\n"
-        f"Two versions of it give different results on the same inputs:\n"
+        f"{_function(c)}Two versions of it give different results on the same inputs:\n"
         + "\n".join(row(d) for d in diffs)
         + "\n\nWhich version's results are correct for this function?"
     )
-    try:
-        res = model().complete(
-            [Message("system", _CONFIRM_SYSTEM + language_instruction(language)), Message("user", prompt)],
-            schema=CONFIRM_SCHEMA,
-            max_tokens=120,
-        )
-        data = json.loads(res.text)
-    except (ModelError, ValueError):
-        return None, 0.0
-    answer = data.get("correct") if isinstance(data, dict) else None
-    return (answer if answer in ("first", "second", "unsure") else None), res.seconds
+    data, seconds = _request(model, _CONFIRM_SYSTEM, prompt, CONFIRM_SCHEMA, language)
+    answer = data.get("correct")
+    return (answer if answer in ("first", "second", "unsure") else None), seconds
 
 
 def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judgement:
