@@ -229,7 +229,14 @@ def _target(source: str, kind: str = "modified") -> Changed:
 
     d = cm.definitions(source)[0]
     return cm._record(
-        "m.py", d, d if kind != "added" else None, kind, d.span[0], source.splitlines(), source.splitlines()
+        "m.py",
+        d,
+        d if kind != "added" else None,
+        kind,
+        d.span[0],
+        source.splitlines(),
+        source.splitlines(),
+        cm.module_docs(source),
     )
 
 
@@ -408,9 +415,23 @@ def test_informal_docstring_examples_are_the_spec_too() -> None:
     assert generate.informal_examples("sort_array", doc) == [
         ("sort_array([])", "[]"),
         ("sort_array([2, 1])", "[1, 2]"),
+        ("sort_array([3])", "3"),  # `== 1 + 2 = 3` expects its last value
         ("sort_array([1])", "[1]"),
-    ]  # not another function's, not a non-literal value or argument
+    ]  # not another function's, not a non-literal argument
     assert generate.informal_examples("decimal", doc) == [("decimal(15)", "'db1111db'")]
+    given = (
+        'For s = "abcde", c = "ae", the result should be (\'bcd\',False)\n'
+        'For num = "AB" the output should be 1.\n'
+        "Example:\n    Input: s = 'ab', c = 'b'\n\n    Output: true # a comment\n"
+        "For example, the output should be 3\nFor x = 1 the result should be 2\n"
+        "is_ok([1, 2]) ==> false\n"
+    )
+    assert generate.informal_examples("is_ok", given, ("s", "c")) == [
+        ("is_ok(s='abcde', c='ae')", "('bcd', False)"),
+        ("is_ok(s='ab', c='b')", "True"),  # the `Output:` line below, JSON-style spelling
+        ("is_ok([1, 2])", "False"),
+    ]  # not `num` or `x` (not its parameters), not "For example"
+    assert generate.informal_examples("is_ok", given) == [("is_ok([1, 2])", "False")]  # names unknown
     # a doctest's expected output compares as a value: quotes and wrapping do not matter
     assert judge._holds('["a b",\n "c"]', {"kind": "return", "repr": "['a b', 'c']"})
     assert not judge._holds("[1]", {"kind": "return", "repr": "[2]"})
@@ -704,3 +725,128 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
     assert not edited.covers("tests/test_m.py::TestB::test_c")
     assert edited.covers("tests/test_n.py::test_d")  # a module-level line of its file changed
     assert not edited.covers("tests/test_other.py::test_e")
+
+
+LIS = '''"""Longest increasing subsequence.
+
+>>> from lis import lis
+>>> data = [4, 1, 5, 3, 7, 6, 2]
+>>> lis(data)
+3
+"""
+
+
+def lis(arr):
+    ends = {}
+    longest = 0
+    for i, val in enumerate(arr):
+        prefix = [j for j in range(1, longest + 1) if arr[ends[j]] < val]
+        length = max(prefix) if prefix else 0
+        if length == longest or val < arr[ends[length + 1]]:
+            ends[length + 1] = i
+            longest = max(longest, length + 1)
+    return longest
+
+
+def other(x):
+    return x
+
+
+"""
+Documentation kept beside the code, as some projects do:
+
+    >>> lis([1, 2])
+    2
+    >>> other(1)
+    1
+"""
+'''
+
+
+def test_examples_in_the_modules_other_documentation_call_the_callable_by_name(make_repo) -> None:
+    """The module docstring's examples that call `lis` (with the setup lines before them) and those of a
+    documentation string after the code are inputs for `lis`, each run in order; `other` is not named
+    before its own example, so a docstring that never calls a callable gives it nothing."""
+    head = LIS.replace("longest = max(longest, length + 1)", "longest = length + 1")
+    repo = make_repo({"lis.py": LIS}, {"lis.py": head.replace("return x", "return x + 0")})
+    found = {c.qualname: c for c in _callables(repo)}
+    (mod, trailing) = [i.doctest for i in generate.doctests(found["lis"])]
+    assert [src for src, _ in mod] == ["from lis import lis", "data = [4, 1, 5, 3, 7, 6, 2]", "lis(data)"]
+    assert trailing == (("lis([1, 2])", "2\n"),)  # up to the last example that calls it
+    assert [i.doctest for i in generate.doctests(found["other"])] == [trailing + (("other(1)", "1\n"),)]
+    assert generate.doctests(_target("def lis(arr):\n    return 0\n")) == []  # no other docs: nothing
+
+
+@needs_bwrap
+def test_a_module_docstring_example_catches_a_bug_no_test_reaches(make_repo, tmp_path) -> None:
+    head = LIS.replace("longest = max(longest, length + 1)", "longest = length + 1")
+    repo = make_repo({"lis.py": LIS}, {"lis.py": head})
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["path"] == "lis.py" and f["line"] == 18, f
+    assert "lis(data): before 3; after 2" in f["evidence"], f["evidence"]
+
+
+NODE = """class Node:
+    def __init__(self, value=None, successor=None):
+        self.value = value
+        self.successor = successor
+"""
+REVERSE = """def reverse_linked_list(node):
+    prevnode = None
+    while node:
+        nextnode = node.successor
+        node.successor = prevnode
+        prevnode = node
+        node = nextnode
+    return prevnode
+"""
+
+
+def test_parameters_named_or_hinted_after_a_project_class_take_its_instances() -> None:
+    from bot.evidence.behaviour import objects
+    from bot.evidence.behaviour.callables import Param
+
+    sources = {
+        "pkg/node.py": NODE,
+        "pkg/graph.py": "class Graph:\n    def __init__(self, a, b):\n        pass\n",
+    }
+    classes = objects.project_classes(["pkg/node.py", "pkg/graph.py", "pkg/gone.py"], sources.get)
+    assert set(classes) == {"Node", "Graph"} and classes["Node"].path == "pkg/node.py"
+
+    def texts(name: str, annotation: str | None = None) -> list[str]:
+        return [b.text for b in objects.values(Param(name, annotation, False, "positional"), classes)]
+
+    assert texts("startnode") == [
+        "Node()",
+        "Node(1)",
+        "Node(2)",
+        "Node(1, Node(2))",
+        "Node(1, Node(2, Node(3)))",
+    ]
+    assert texts("x", "Optional['Node']") == texts("node")  # the hint names it
+    assert texts("nodes") == ["[]", "[Node(1, Node(2, Node(3)))]", "[Node(), Node(1)]"]
+    assert texts("graph") == []  # two required arguments to guess: not built
+    assert texts("node", "int") == [] and texts("value") == []  # a literal hint, or no class of that name
+
+
+@needs_bwrap
+def test_an_instance_of_the_class_beside_it_shows_a_lost_result(make_repo, tmp_path) -> None:
+    """No test and no literal reaches `reverse_linked_list(node)`; the class `Node` in the module beside it
+    does: head loses `prevnode = node` and returns None where base returned the reversed list."""
+    head = REVERSE.replace("        prevnode = node\n", "")
+    repo = make_repo({"algo/node.py": NODE, "algo/rev.py": REVERSE}, {"algo/rev.py": head})
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["path"] == "algo/rev.py" and f["severity"] == "medium", f
+    assert "reverse_linked_list(Node(1)): before Node(" in f["evidence"] and "after None" in f["evidence"], f

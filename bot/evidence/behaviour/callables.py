@@ -8,6 +8,8 @@ as the innermost one. Only parsing happens here: nothing of the change is import
 from __future__ import annotations
 
 import ast
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,6 +44,7 @@ class Changed:
     is_generator: bool
     head_source: str = ""
     base_source: str = ""
+    other_docs: tuple[str, ...] = ()  # docstrings elsewhere in the module at head that call it by name
 
     @property
     def name(self) -> str:
@@ -175,6 +178,7 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
             if ln.new_no is not None:
                 prev_new = ln.new_no
     head_lines, base_lines = head.splitlines(), base.splitlines()
+    docs = module_docs(head)
     out: list[Changed] = []
     for q in dict.fromkeys([*added, *removed]):
         hd, bd = head_by_name.get(q), base_by_name.get(q)
@@ -183,17 +187,49 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
         kind = "added" if bd is None else ("modified" if q in added else "lost-lines")
         anchor = added[q][0] if q in added else removal_anchor.get(q, hd.node.lineno)
         anchor = min(max(anchor, hd.span[0]), hd.span[1])
-        out.append(_record(f.path, hd, bd, kind, anchor, head_lines, base_lines))
+        out.append(_record(f.path, hd, bd, kind, anchor, head_lines, base_lines, docs))
     return sorted(out, key=lambda c: c.anchor)
 
 
+def module_docs(source: str) -> list[str]:
+    """The module's documentation outside its functions: the module docstring, bare string statements at
+    module level (documentation blocks, attribute docstrings) and class docstrings, in file order."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[str] = []
+    for node in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        for child in getattr(node, "body", []):
+            text = (
+                child.value.value
+                if isinstance(child, ast.Expr) and isinstance(child.value, ast.Constant)
+                else None
+            )
+            if isinstance(text, str) and ">>>" in text:
+                out.append(inspect.cleandoc(text))
+    return out
+
+
+def calls_by_name(name: str, doc: str) -> bool:
+    return re.search(rf"(?<![\w]){re.escape(name)}\(", doc) is not None
+
+
 def _record(
-    path: str, hd: _Def, bd: _Def | None, kind: str, anchor: int, head_lines: list[str], base_lines: list[str]
+    path: str,
+    hd: _Def,
+    bd: _Def | None,
+    kind: str,
+    anchor: int,
+    head_lines: list[str],
+    base_lines: list[str],
+    docs: list[str],
 ) -> Changed:
     node = hd.node
+    own = ast.get_docstring(node) or ""
     body_start = node.body[0].lineno if node.body else node.lineno
     signature = "\n".join(head_lines[node.lineno - 1 : max(node.lineno, body_start - 1)]).strip()
-    params = _params(node.args)
+    params = parameters(node.args)
     is_method = hd.is_method and bool(params) and params[0].name in ("self", "cls")
     if is_method and any(_decorator_name(d) == "staticmethod" for d in node.decorator_list):
         is_method = False
@@ -206,17 +242,18 @@ def _record(
         base_span=bd.span if bd else None,
         anchor=anchor,
         signature=signature,
-        docstring=ast.get_docstring(node) or "",
+        docstring=own,
         params=params,
         is_method=is_method,
         is_async=isinstance(node, ast.AsyncFunctionDef),
         is_generator=gen,
         head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
         base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
+        other_docs=tuple(d for d in docs if d != own and calls_by_name(node.name, d)),
     )
 
 
-def _params(a: ast.arguments) -> tuple[Param, ...]:
+def parameters(a: ast.arguments) -> tuple[Param, ...]:
     def ann(x: ast.arg) -> str | None:
         return ast.unparse(x.annotation) if x.annotation is not None else None
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...change import git
 from ...change.diff import Diff
 from ...config import Config
 from ...models import Model
@@ -24,7 +25,7 @@ from ...sandbox import create as create_sandbox
 from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
-from . import compare, generate, harness, judge
+from . import compare, generate, harness, judge, objects
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .generate import Input
@@ -154,6 +155,7 @@ class BehaviourEvidence:
                     max_calls=self.cfg.behaviour.max_calls,
                     model=model if self.cfg.behaviour.model_inputs else None,
                     language=self.cfg.review.language,
+                    classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
                 )
                 for c, why in plan.skipped:
                     self.skipped.append(f"{c.qualname} ({why})")
@@ -185,6 +187,25 @@ class BehaviourEvidence:
             self.examples.update(j.examples)
             self.seconds_model += j.seconds_model
         return out
+
+    def _nearby_modules(self, targets: list[Changed]) -> list[str]:
+        """The targets' modules, then the other non-test modules of their folders at head (where the
+        classes their parameters take usually live)."""
+        assert self.change.workdir is not None
+        paths = [c.path for c in targets]
+        for folder in dict.fromkeys(p.rpartition("/")[0] for p in paths):
+            listed = git.git(
+                self.change.workdir,
+                "ls-tree",
+                "--name-only",
+                self.change.head_sha,
+                f"{folder}/" if folder else ".",
+                check=False,
+            )
+            paths += sorted(
+                x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x)
+            )
+        return list(dict.fromkeys(paths))
 
     def _head_line(self, c: Changed) -> str | None:
         text = self.read_head(c.path)

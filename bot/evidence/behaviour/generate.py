@@ -19,7 +19,8 @@ from typing import Any
 
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model
-from .callables import Changed, Param, int_literals
+from .callables import Changed, Param, calls_by_name, int_literals
+from .objects import Built, ProjectClass, values
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Input:
     kwargs: tuple[tuple[str, str], ...] = ()
     doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
     instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
+    builds: tuple[tuple[str, str, str], ...] = ()  # (name, path, qualname) of project classes args build
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
@@ -70,41 +72,106 @@ def _on_instance(c: Changed) -> bool:
 
 def doctests(c: Changed) -> list[Input]:
     """The docstring's examples: doctests (`>>> f(2)` / `4`), and the informal ones docstrings also use
-    (`f(2) -> 4`, `f(2) => 4`, `f(2) == 4`, `f(2)  # returns 4`), when call and value are literals."""
-    try:
-        examples = [(e.source.strip(), e.want) for e in doctest.DocTestParser().get_examples(c.docstring)]
-    except ValueError:
-        examples = []
+    (`f(2) -> 4`, `f(2) => 4`, `f(2) == 4`, `f(2)  # returns 4`), when call and value are literals. The
+    module's other documentation (its docstring, documentation strings, class docstrings) adds the doctests
+    that call the callable by name, with the examples before them in the same string (their setup)."""
+    examples = _doctest_examples(c.docstring)
     if not examples and not c.is_method:
-        examples = informal_examples(c.name, c.docstring)
-    return [Input(c.key, "doctest", doctest=tuple(examples))] if examples else []
+        examples = informal_examples(c.name, c.docstring, tuple(p.name for p in call_params(c)))
+    out = [Input(c.key, "doctest", doctest=tuple(examples))] if examples else []
+    for doc in c.other_docs:
+        found = _doctest_examples(doc)
+        calls = [i for i, (src, _) in enumerate(found) if calls_by_name(c.name, src)]
+        if calls:
+            out.append(Input(c.key, "doctest", doctest=tuple(found[: calls[-1] + 1][-MAX_EXAMPLES:])))
+    return out
+
+
+MAX_EXAMPLES = 20  # examples of one docstring run for one callable
+
+
+def _doctest_examples(doc: str) -> list[tuple[str, str]]:
+    try:
+        return [(e.source.strip(), e.want) for e in doctest.DocTestParser().get_examples(doc)]
+    except ValueError:
+        return []
 
 
 _SAYS = re.compile(
-    r"^\s*(?:->|=>|➞|→|==|#\s*(?:returns?|=>|->|==)?|should\s+return|returns?)\s*:?\s*(.+?)\s*$"
+    r"^\s*(?:->|==>|=>|➞|→|==|#\s*(?:returns?|=>|->|==)?|should\s+return|returns?)\s*:?\s*(.+?)\s*$"
 )
+# "For s = 'ab', c = 'a' the result should be ('b', False)", "Input: arr = [1, 2], k = 1"
+_GIVEN = re.compile(
+    r"^\s*(?:for|input\s*:)\s+(?P<args>.+?)\s*(?:,?\s*(?:the\s+)?(?:output|result)\s+"
+    r"(?:should\s+be|will\s+be|is)\s*:?\s*(?P<value>.+?))?\s*$",
+    re.IGNORECASE,
+)
+_OUTPUT = re.compile(r"^\s*output\s*:\s*(.+?)\s*$", re.IGNORECASE)
 
 
-def informal_examples(name: str, docstring: str) -> list[tuple[str, str]]:
-    """`name(literals) <says> literal` lines of a docstring, as (call, expected repr) pairs."""
+def informal_examples(name: str, docstring: str, params: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """A docstring's informal examples, as (call, expected repr) pairs, when call and value are literals:
+    `name(literals) <says> literal` lines (`->`, `=>`, `==>`, `==`, `# returns`; `== 1 + 9 = 10` expects the
+    last value), and, given the parameter names, `For a = 1, b = 2 the result should be 3` or an
+    `Input: a = 1, b = 2` line with an `Output: 3` line below it."""
     out: list[tuple[str, str]] = []
-    for line in docstring.splitlines():
-        start = line.find(name + "(")
-        if start < 0 or (start and (line[start - 1].isalnum() or line[start - 1] in "_.")):
-            continue
-        end = _closing(line, start + len(name))
-        if end is None:
-            continue
-        call, rest = line[start : end + 1], line[end + 1 :]
-        m = _SAYS.match(rest)
-        if not m or not _literal_call(call, name):
-            continue
-        value = m.group(1).rstrip(".,;")
+    lines = docstring.splitlines()
+    for k, line in enumerate(lines):
+        found = _call_line(name, line) or _given_line(name, params, line, lines[k + 1 : k + 4])
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _call_line(name: str, line: str) -> tuple[str, str] | None:
+    start = line.find(name + "(")
+    if start < 0 or (start and (line[start - 1].isalnum() or line[start - 1] in "_.")):
+        return None
+    end = _closing(line, start + len(name))
+    if end is None:
+        return None
+    call, rest = line[start : end + 1], line[end + 1 :]
+    m = _SAYS.match(rest)
+    if not m or not _literal_call(call, name):
+        return None
+    value = _expected(m.group(1))
+    return (call, value) if value is not None else None
+
+
+def _given_line(name: str, params: tuple[str, ...], line: str, below: list[str]) -> tuple[str, str] | None:
+    m = _GIVEN.match(line)
+    if not params or not m:
+        return None
+    call = f"{name}({m.group('args').rstrip(' ,.:;')})"
+    try:
+        node = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return None
+    given = [k.arg for k in node.keywords] if isinstance(node, ast.Call) and not node.args else []
+    if not given or not set(given) <= set(params) or not _literal_call(call, name):
+        return None
+    said = m.group("value")
+    if said is None:  # the value on an `Output:` line below
+        nxt = next((x for x in below if x.strip()), "")
+        o = _OUTPUT.match(nxt)
+        said = o.group(1) if o else None
+    value = _expected(said) if said is not None else None
+    return (ast.unparse(node), value) if value is not None else None
+
+
+def _expected(text: str) -> str | None:
+    """The repr of a stated result: a literal, `true`/`false`/`null` as docstrings spell them, the last
+    value of `1 + 9 = 10`, without a trailing comment or full stop."""
+    candidates = [text.rstrip(".,;"), text.split(" #", 1)[0].rstrip(".,;")]
+    if " = " in text:
+        candidates.append(text.rsplit(" = ", 1)[1].rstrip(".,;"))
+    for value in candidates:
+        value = {"true": "True", "false": "False", "null": "None", "none": "None"}.get(value.strip(), value)
         try:
-            out.append((call, repr(ast.literal_eval(value))))
+            return repr(ast.literal_eval(value))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
-    return out
+    return None
 
 
 def _closing(line: str, open_at: int) -> int | None:
@@ -251,6 +318,8 @@ def hypothesis_inputs(c: Changed, n: int, seed: int = 0) -> list[Input]:
 
 
 def _literal(value: Any) -> str | None:
+    if isinstance(value, Built):
+        return value.text
     text = repr(value)
     try:
         return text if ast.literal_eval(text) == value else None
@@ -269,14 +338,18 @@ def _as_inputs(c: Changed, origin: str, rows: list[tuple[Any, ...]], n: int) -> 
         if key in seen:
             continue
         seen.add(key)
-        out.append(Input(c.key, origin, args=key, instance=_on_instance(c)))
+        builds = sorted(
+            {(k.name, k.path, k.qualname) for v in row if isinstance(v, Built) for k in v.classes}
+        )
+        out.append(Input(c.key, origin, args=key, instance=_on_instance(c), builds=tuple(builds)))
         if len(out) >= n:
             break
     return out
 
 
-def boundary_inputs(c: Changed, n: int) -> list[Input]:
-    """Boundary values from the code's integer literals (c-1, c, c+1) and small edge cases per type."""
+def boundary_inputs(c: Changed, n: int, classes: dict[str, ProjectClass] | None = None) -> list[Input]:
+    """Boundary values from the code's integer literals (c-1, c, c+1) and small edge cases per type; for
+    a parameter that takes a project class (by hint or by name), a few of its instances."""
     required = [p for p in call_params(c) if p.kind == "positional" and not p.has_default]
     if not required:
         return [Input(c.key, "boundary", instance=_on_instance(c))]  # nothing to vary: one call
@@ -285,7 +358,10 @@ def boundary_inputs(c: Changed, n: int) -> list[Input]:
     for p in required:
         node = _annotation(p)
         name = _name(node.value if isinstance(node, ast.Subscript) else node) if node is not None else ""
-        if node is not None and _optional(node):
+        built = values(p, classes or {})
+        if built:
+            per_param.append(built)
+        elif node is not None and _optional(node):
             per_param.append([None])  # `X | None`, `Optional[X]`: None is the value every caller may pass
         elif name in ("Any", "object"):
             per_param.append(["", "a", 0, None])  # anything goes: a few of each kind
@@ -400,6 +476,7 @@ def plan(
     model: Callable[[], Model] | None = None,
     model_calls: int = 4,
     language: str = "",
+    classes: dict[str, ProjectClass] | None = None,
 ) -> Plan:
     """Inputs for each target: doctests, then Hypothesis, boundary values and model proposals."""
     out = Plan()
@@ -408,7 +485,7 @@ def plan(
         found = doctests(c)
         why = callable_ok(c)
         if why is None:
-            edges = boundary_inputs(c, max(1, max_calls // 2))
+            edges = boundary_inputs(c, max(1, max_calls // 2), classes)
             typed = hypothesis_inputs(c, max(1, max_calls - len(edges)))
             found += edges
             if model is not None and asked < model_calls and not typed:

@@ -70,6 +70,8 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
             call["args"], call["kwargs"] = list(inp.args), dict(inp.kwargs)
             if inp.instance:
                 call["instance"] = True
+            if inp.builds:
+                call["builds"] = {name: [path, qual] for name, path, qual in inp.builds}
         calls.append(call)
     return calls
 

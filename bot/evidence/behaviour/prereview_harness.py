@@ -6,6 +6,9 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
       arguments are Python literal reprs, read with ast.literal_eval (never eval)
   {"id": "5", "path": "pkg/m.py", "qualname": "C.m", "args": ["1"], "instance": true}
       a method, called on a fresh `C()` (a class that cannot be built without arguments is unavailable)
+  {"id": "6", "path": "pkg/m.py", "qualname": "f", "args": ["Node(1, Node(2))"],
+   "builds": {"Node": ["pkg/node.py", "Node"]}}
+      arguments may call the project classes named in "builds" with literal arguments (nothing else)
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace
 Each result is one JSON line written (and flushed) as soon as the call ends, so a call that kills the
@@ -90,6 +93,31 @@ def _timed(fn: Any, timeout: float) -> tuple[dict[str, Any], bool]:
 LIMIT = 400
 
 
+def _value(text: str, builds: dict[str, Any]) -> Any:
+    """A literal, or a constructor call of a class in `builds` (name -> [path, qualname]) whose arguments
+    are themselves such values; anything else is refused (ValueError). Never eval."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        if not builds:
+            raise
+    return _build(ast.parse(text, mode="eval").body, builds)
+
+
+def _build(node: ast.AST, builds: dict[str, Any]) -> Any:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builds:
+        path, qual = builds[node.func.id]
+        cls = _resolve(_module(path), qual)
+        args = [_build(a, builds) for a in node.args if not isinstance(a, ast.Starred)]
+        kwargs = {k.arg: _build(k.value, builds) for k in node.keywords if k.arg}
+        return cls(*args, **kwargs)
+    if isinstance(node, ast.List):
+        return [_build(e, builds) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_build(e, builds) for e in node.elts)
+    return ast.literal_eval(node)
+
+
 def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     random.seed(0)
     try:
@@ -119,13 +147,18 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                     continue
             out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
         return out
-    try:
-        args = [ast.literal_eval(a) for a in call.get("args", [])]
-        kwargs = {k: ast.literal_eval(v) for k, v in call.get("kwargs", {}).items()}
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        return [
-            {"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": str(exc)[:200]}}
-        ]
+    builds = call.get("builds") or {}
+    values: list[Any] = []
+
+    def build() -> None:  # constructors are the project's code: timed like the call
+        values.append([_value(a, builds) for a in call.get("args", [])])
+        values.append({k: _value(v, builds) for k, v in call.get("kwargs", {}).items()})
+
+    made, ok = _timed(build, timeout)
+    if not ok:
+        why = probe.normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
+        return [{"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": why}}]
+    args, kwargs = values
     subjects: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
     if call.get("instance"):
         owner = call["qualname"].rsplit(".", 1)[0]
