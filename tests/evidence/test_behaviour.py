@@ -850,3 +850,27 @@ def test_an_instance_of_the_class_beside_it_shows_a_lost_result(make_repo, tmp_p
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert f["path"] == "algo/rev.py" and f["severity"] == "medium", f
     assert "reverse_linked_list(Node(1)): before Node(" in f["evidence"] and "after None" in f["evidence"], f
+
+
+@needs_bwrap
+def test_a_patch_for_a_docstring_example_finding_must_make_the_example_hold_again(
+    make_repo, tmp_path
+) -> None:
+    """The test reaches `lis`, yet its docstring examples run too (they are the spec), and the module
+    docstring's example breaks. That example is a doctest with a setup line: the patched head runs the
+    whole doctest again, so a patch that only passes the (passing) tests is not verified."""
+    head = LIS.replace("longest = max(longest, length + 1)", "longest = length + 1")
+    test = "from lis import lis\n\n\ndef test_empty():\n    assert lis([]) == 0\n"
+    repo = make_repo({"lis.py": LIS, "test_lis.py": test}, {"lis.py": head})
+    bad = "            longest = length + 1"
+    replies = [
+        _patch(bad, "            longest = length + 1 + 0"),  # tests pass, the example does not
+        _patch(bad, "            longest = max(longest, length + 1)"),
+    ]
+    cfg = _config(tmp_path, replies, patches={"candidates": 2})
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (f,) = [f for f in json.loads(res.stdout)["findings"] if f["source"] == "behaviour"]
+    assert f["verified"], f
+    assert f["suggestion"].strip() == "longest = max(longest, length + 1)", f
+    assert "example(s) give base's result again" in f["evidence"]

@@ -10,7 +10,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .generate import Input
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Call:
     mutated: tuple[tuple[str, str], ...] = ()  # (name, repr after the call) for arguments it changed
     expr: str = ""  # the call as written (doctest), else built from args
     want: str | None = None  # a doctest example's expected output
+    replay: Input | None = None  # the generated input it came from (None: a call from the tests)
 
     def text(self) -> str:
         if self.expr:
@@ -46,6 +50,7 @@ class Difference:
     head: dict[str, Any]
     args: tuple[tuple[str, str], ...] = ()
     want: str | None = None  # a docstring example's expected output, when that is where the input came from
+    replay: Input | None = None  # head's generated input, which a patched head can be given again
 
     @property
     def head_failed(self) -> bool:
@@ -165,6 +170,7 @@ def differences(
             head=hc.result,
             args=hc.args,
             want=hc.want,
+            replay=hc.replay,
         )
         sig = (d.callable, d.call, d.before, d.after)
         if sig in shown or per.get(d.callable, 0) >= limit_per_callable:

@@ -144,8 +144,10 @@ class BehaviourEvidence:
             c for c in head_calls if not edited(c.origin)
         )
         unreached = [c for c in self.targets if c.key not in seen]
+        # the docstring's examples are the spec: run them even where the tests reach the callable
+        documented = [i for c in self.targets if c.key in seen for i in generate.doctests(c)]
         new_calls: list[Call] = []
-        if unreached:
+        if unreached or documented:
             sandbox = self._sandbox(getattr(tests, "sandbox", None))
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
@@ -159,12 +161,13 @@ class BehaviourEvidence:
                 )
                 for c, why in plan.skipped:
                     self.skipped.append(f"{c.qualname} ({why})")
-                if plan.inputs:
+                inputs = documented + plan.inputs
+                if inputs:
                     progress.message(
-                        f"behaviour: calling {len({i.callable for i in plan.inputs})} changed function(s) "
-                        f"at base and head on {len(plan.inputs)} input(s)"
+                        f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
+                        f"at base and head on {len(inputs)} input(s)"
                     )
-                    more, new_calls = self._generated(sandbox, plan.inputs, deadline)
+                    more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += more
         out: list[Finding] = []
         for c in self.targets:
@@ -267,11 +270,14 @@ class BehaviourEvidence:
     # -------------------------------------------------------------- patches
 
     def patch_check(self, finding: Finding) -> Callable[[Path], tuple[bool, str]] | None:
-        """For a behaviour finding: a check that a patched head tree gives base's results on its inputs."""
-        examples = [e for e in self.examples.get(finding.fingerprint, []) if _replayable(e)]
+        """For a behaviour finding: a check that a patched head tree gives base's results on its inputs
+        (a generated input is given again as it was, a doctest with its setup lines, built objects
+        rebuilt; a traced call's literal arguments are called directly)."""
+        examples = [e for e in self.examples.get(finding.fingerprint, []) if e.replay or _replayable(e)]
         if not examples or self.sandbox is None:
             return None
-        inputs = [_as_input(e) for e in examples]
+        given = [e.replay or _as_input(e) for e in examples]
+        inputs = list(dict.fromkeys(given))  # a doctest's examples share their input: run it once
 
         def check(root: Path) -> tuple[bool, str]:
             assert self.sandbox is not None
@@ -284,7 +290,8 @@ class BehaviourEvidence:
                 label="patched head",
                 env=self.env,
             )
-            for e, got in zip(examples, calls, strict=False):
+            for e, inp in zip(examples, given, strict=True):
+                got = next((c for c in calls if c and c.replay == inp and c.text() == e.call), None)
                 want = compare.describe(e.base)
                 if got is None or compare.describe(got.result) != want:
                     have = compare.describe(got.result) if got else "no result"

@@ -167,6 +167,7 @@ def run_inputs_in(
                     mutated=tuple(sorted(dict(rec.get("mutated") or {}).items())),  # type: ignore[call-overload]
                     expr=str(rec.get("expr") or inp.expr(paths[inp.callable][1])),
                     want=str(rec["want"]) if "want" in rec else None,
+                    replay=inp,
                 )
             )
     return out, note

@@ -21,7 +21,7 @@ from ...models import Message, Model, ModelError
 from ...types import BehaviourChange, Finding
 from .callables import Changed
 from .compare import Call, Difference, describe
-from .generate import call_params
+from .generate import Input, call_params
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -68,6 +68,7 @@ class Example:
     origin: str
     args: tuple[tuple[str, str], ...]
     base: dict[str, Any]
+    replay: Input | None = None  # the generated input (a doctest with its setup, built objects), if any
 
 
 @dataclass
@@ -134,7 +135,9 @@ def _finding(
 
 def _examples(diffs: Sequence[Difference]) -> list[Example]:
     return [
-        Example(d.callable, d.call, d.origin, d.args, d.base) for d in diffs if not d.call.startswith(">>>")
+        Example(d.callable, d.call, d.origin, d.args, d.base, d.replay)
+        for d in diffs
+        if not d.call.startswith(">>>")
     ]
 
 
