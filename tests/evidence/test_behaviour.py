@@ -874,3 +874,20 @@ def test_a_patch_for_a_docstring_example_finding_must_make_the_example_hold_agai
     assert f["verified"], f
     assert f["suggestion"].strip() == "longest = max(longest, length + 1)", f
     assert "example(s) give base's result again" in f["evidence"]
+
+
+def test_unhinted_parameters_take_the_types_their_docstring_examples_pass() -> None:
+    """`next_smallest` has no hints; its examples pass lists of numbers, so its edge values are lists of
+    floats (one of two elements among them, where head's `< 3` now returns None) instead of integers."""
+    c = _target(
+        "def next_smallest(lst, k=1):\n"
+        '    """\n    next_smallest([1, 2, 3]) == 2\n    next_smallest([]) == None\n'
+        '    next_smallest([1.5, 2]) == 2\n    next_smallest(lst=[5], k=2) == None\n    """\n'
+        "    return None if len(lst) < 3 else lst[1]\n"
+    )
+    typed = generate.with_example_types(c, generate.doctests(c))
+    assert [(p.name, p.annotation) for p in typed.params] == [("lst", "list[float]"), ("k", "int")]
+    assert ("[1.0, 2.0]",) in [i.args for i in generate.boundary_inputs(typed, 20)]
+    assert [p.annotation for p in c.params] == [None, None]  # the judge still sees them unhinted
+    mixed = _target('def f(x):\n    """\n    f(1) -> 1\n    f("a") -> "a"\n    """\n    return x\n')
+    assert generate.with_example_types(mixed, generate.doctests(mixed)) == mixed  # two types: no guess

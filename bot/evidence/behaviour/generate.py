@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...findings.language import instruction as language_instruction
@@ -376,11 +376,11 @@ def boundary_inputs(c: Changed, n: int, classes: dict[str, ProjectClass] | None 
         elif name in ("list", "List", "Sequence", "Iterable"):
             elem = _strategy_elem_name(p)
             per_param.append(
-                [[], [1.0], [1.0, 2.0, 4.0]]
+                [[], [1.0], [1.0, 2.0], [4.0, 1.0, 2.0]]
                 if elem == "float"
-                else [[], ["a"], ["a", "b"]]
+                else [[], ["a"], ["a", "b"], ["b", "a", "c"]]
                 if elem == "str"
-                else [[], [1], [3, 1, 2]]
+                else [[], [1], [1, 2], [3, 1, 2]]
             )
         else:
             return []
@@ -485,8 +485,9 @@ def plan(
         found = doctests(c)
         why = callable_ok(c)
         if why is None:
-            edges = boundary_inputs(c, max(1, max_calls // 2), classes)
-            typed = hypothesis_inputs(c, max(1, max_calls - len(edges)))
+            typed_c = with_example_types(c, found)
+            edges = boundary_inputs(typed_c, max(1, max_calls // 2), classes)
+            typed = hypothesis_inputs(typed_c, max(1, max_calls - len(edges)))
             found += edges
             if model is not None and asked < model_calls and not typed:
                 asked += 1
@@ -496,6 +497,60 @@ def plan(
             out.skipped.append((c, why or "no inputs: parameter types with no literal values, no doctest"))
         out.inputs += _dedupe(found)[:max_calls]
     return out
+
+
+def with_example_types(c: Changed, examples: list[Input]) -> Changed:
+    """`c` with a type hint on each unhinted parameter that its docstring examples pass one literal type
+    (`f([1, 2]) -> 2` makes `xs` a `list[int]`), so edge values and Hypothesis draw values of that type
+    instead of guessing. Only inputs are drawn from it: the judge still sees the parameter as unhinted."""
+    params = call_params(c)
+    seen: dict[str, set[str]] = {}
+    for inp in examples:
+        for src, _ in inp.doctest:
+            try:
+                node = ast.parse(src, mode="eval").body
+            except SyntaxError:
+                continue
+            if not (isinstance(node, ast.Call) and _name(node.func) == c.name):
+                continue
+            given = list(zip((p.name for p in params), node.args, strict=False))
+            given += [(k.arg, k.value) for k in node.keywords if k.arg]
+            for name, arg in given:
+                try:
+                    hint = _type_of(ast.literal_eval(arg))
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    continue
+                if hint:
+                    seen.setdefault(name, set()).add(hint)
+    for h in seen.values():
+        if "list" in h and len(h) > 1:
+            h.discard("list")  # an empty list says nothing about its elements
+        for narrow, wide in (("int", "float"), ("list[int]", "list[float]")):
+            if {narrow, wide} <= h:
+                h.discard(narrow)  # ints among floats: floats
+    hints = {name: next(iter(h)) for name, h in seen.items() if len(h) == 1}
+    if not any(p.annotation is None and p.name in hints for p in params):
+        return c
+    new = tuple(
+        replace(p, annotation=hints[p.name])
+        if p.annotation is None and p.name in hints and p in params
+        else p
+        for p in c.params
+    )
+    return replace(c, params=new)
+
+
+def _type_of(value: Any) -> str:
+    """A type hint for a literal the boundary values and strategies know ('' for others)."""
+    simple = {bool: "bool", int: "int", float: "float", str: "str"}
+    if type(value) in simple:
+        return simple[type(value)]
+    if isinstance(value, list):
+        kinds = {_type_of(v) for v in value}
+        if len(kinds) == 1 and next(iter(kinds)) in ("int", "float", "str"):
+            return f"list[{next(iter(kinds))}]"
+        return "list[float]" if kinds == {"int", "float"} else "list" if not value else ""
+    return ""
 
 
 def _dedupe(inputs: list[Input]) -> list[Input]:
