@@ -770,10 +770,16 @@ def test_examples_in_the_modules_other_documentation_call_the_callable_by_name(m
     head = LIS.replace("longest = max(longest, length + 1)", "longest = length + 1")
     repo = make_repo({"lis.py": LIS}, {"lis.py": head.replace("return x", "return x + 0")})
     found = {c.qualname: c for c in _callables(repo)}
-    (mod, trailing) = [i.doctest for i in generate.doctests(found["lis"])]
-    assert [src for src, _ in mod] == ["from lis import lis", "data = [4, 1, 5, 3, 7, 6, 2]", "lis(data)"]
-    assert trailing == (("lis([1, 2])", "2\n"),)  # up to the last example that calls it
-    assert [i.doctest for i in generate.doctests(found["other"])] == [trailing + (("other(1)", "1\n"),)]
+    (mod, trailing) = generate.doctests(found["lis"])
+    assert [src for src, _ in mod.doctest] == [
+        "from lis import lis",
+        "data = [4, 1, 5, 3, 7, 6, 2]",
+        "lis(data)",
+    ]
+    assert mod.report == (2,)  # only the call of `lis` is compared; the lines before it are its setup
+    assert trailing.doctest == (("lis([1, 2])", "2\n"),)  # up to the last example that calls it
+    (theirs,) = generate.doctests(found["other"])
+    assert theirs.doctest == (*trailing.doctest, ("other(1)", "1\n")) and theirs.report == (1,)
     assert generate.doctests(_target("def lis(arr):\n    return 0\n")) == []  # no other docs: nothing
 
 

@@ -32,6 +32,7 @@ class Input:
     doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
     instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
     builds: tuple[tuple[str, str, str], ...] = ()  # (name, path, qualname) of project classes args build
+    report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
@@ -82,8 +83,11 @@ def doctests(c: Changed) -> list[Input]:
     for doc in c.other_docs:
         found = _doctest_examples(doc)
         calls = [i for i, (src, _) in enumerate(found) if calls_by_name(c.name, src)]
-        if calls:
-            out.append(Input(c.key, "doctest", doctest=tuple(found[: calls[-1] + 1][-MAX_EXAMPLES:])))
+        if calls:  # another function's examples are setup here: run, not compared
+            kept = found[: calls[-1] + 1][-MAX_EXAMPLES:]
+            skip = len(found[: calls[-1] + 1]) - len(kept)
+            report = tuple(i - skip for i in calls if i >= skip)
+            out.append(Input(c.key, "doctest", doctest=tuple(kept), report=report))
     return out
 
 

@@ -66,6 +66,8 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
         if inp.doctest:
             call["doctest"] = [list(x) for x in inp.doctest]
+            if inp.report:
+                call["report"] = list(inp.report)
         else:
             call["args"], call["kwargs"] = list(inp.args), dict(inp.kwargs)
             if inp.instance:

@@ -10,7 +10,8 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
    "builds": {"Node": ["pkg/node.py", "Node"]}}
       arguments may call the project classes named in "builds" with literal arguments (nothing else)
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
-      the callable's own docstring examples, run in order in a copy of the module's namespace
+      the callable's own docstring examples, run in order in a copy of the module's namespace; with
+      "report": [2, 5] only those examples' results are written (the others are their setup)
 Each result is one JSON line written (and flushed) as soon as the call ends, so a call that kills the
 interpreter is the first one without a line. A call longer than `timeout` seconds is stopped (SIGALRM).
 """
@@ -136,6 +137,7 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     if "doctest" in call:
         ns = dict(vars(sys.modules[fn.__module__])) if fn.__module__ in sys.modules else {}
         out = []
+        report = set(call.get("report") or range(len(call["doctest"])))
         for k, (src, want) in enumerate(call["doctest"]):
             try:
                 code = compile(src, "<doctest>", "eval")
@@ -145,6 +147,8 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 result, _ = _timed(lambda stmt=stmt: exec(stmt, ns), timeout)  # noqa: S102 (sandboxed doctest)
                 if result.get("kind") == "return":
                     continue
+            if k not in report:
+                continue
             out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
         return out
     builds = call.get("builds") or {}
