@@ -483,6 +483,17 @@ def _config(tmp_path: Path, replies: list[dict], **extra) -> Path:
     return path
 
 
+def _review_json(repo: Path, tmp_path: Path) -> dict:
+    """`prereview review --format json` with a scripted model that answers nothing; schema-checked."""
+    res = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
 BUG = {
     "match": "Is the new behaviour intended",
     "text": json.dumps({"verdict": "bug", "reason": "4 is not prime"}),
@@ -693,12 +704,7 @@ def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, 
         {"conv.py": PARSER, "test_conv.py": regression, "test_other.py": "def test_x():\n    pass\n"},
         {"conv.py": head, "test_conv.py": None},
     )
-    res = CliRunner().invoke(
-        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
-    )
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
-    jsonschema.validate(data, SCHEMA)
+    data = _review_json(repo, tmp_path)
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert f["severity"] == "high" and f["line"] == 15, f
     assert "Splitter().convert('', None): before ['']; after raises TypeError" in f["evidence"]
@@ -787,12 +793,7 @@ def test_examples_in_the_modules_other_documentation_call_the_callable_by_name(m
 def test_a_module_docstring_example_catches_a_bug_no_test_reaches(make_repo, tmp_path) -> None:
     head = LIS.replace("longest = max(longest, length + 1)", "longest = length + 1")
     repo = make_repo({"lis.py": LIS}, {"lis.py": head})
-    res = CliRunner().invoke(
-        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
-    )
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
-    jsonschema.validate(data, SCHEMA)
+    data = _review_json(repo, tmp_path)
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert f["path"] == "lis.py" and f["line"] == 18, f
     assert "lis(data): before 3; after 2" in f["evidence"], f["evidence"]
@@ -847,12 +848,7 @@ def test_an_instance_of_the_class_beside_it_shows_a_lost_result(make_repo, tmp_p
     does: head loses `prevnode = node` and returns None where base returned the reversed list."""
     head = REVERSE.replace("        prevnode = node\n", "")
     repo = make_repo({"algo/node.py": NODE, "algo/rev.py": REVERSE}, {"algo/rev.py": head})
-    res = CliRunner().invoke(
-        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [])), "--format", "json"]
-    )
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
-    jsonschema.validate(data, SCHEMA)
+    data = _review_json(repo, tmp_path)
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert f["path"] == "algo/rev.py" and f["severity"] == "medium", f
     assert "reverse_linked_list(Node(1)): before Node(" in f["evidence"] and "after None" in f["evidence"], f
