@@ -145,7 +145,8 @@ class BehaviourEvidence:
         )
         unreached = [c for c in self.targets if c.key not in seen]
         # the docstring's examples are the spec: run them even where the tests reach the callable
-        documented = [i for c in self.targets if c.key in seen for i in generate.doctests(c)]
+        most = self.cfg.behaviour.max_calls
+        documented = [i for c in self.targets if c.key in seen for i in generate.doctests(c)[:most]]
         new_calls: list[Call] = []
         if unreached or documented:
             sandbox = self._sandbox(getattr(tests, "sandbox", None))
