@@ -893,3 +893,25 @@ def test_unhinted_parameters_take_the_types_their_docstring_examples_pass() -> N
     assert [p.annotation for p in c.params] == [None, None]  # the judge still sees them unhinted
     mixed = _target('def f(x):\n    """\n    f(1) -> 1\n    f("a") -> "a"\n    """\n    return x\n')
     assert generate.with_example_types(mixed, generate.doctests(mixed)) == mixed  # two types: no guess
+
+
+def test_the_harness_builds_only_the_named_project_classes_from_literals(tmp_path, monkeypatch) -> None:
+    """Arguments are literals or calls of the classes in "builds"; any other call, name or attribute is
+    refused before anything runs (the harness never evaluates text)."""
+    import importlib
+    import sys
+
+    scripts = Path(__file__).parents[2] / "bot/evidence/behaviour"
+    monkeypatch.syspath_prepend(str(scripts))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "shapes.py").write_text(NODE)
+    h = importlib.import_module("prereview_harness")
+    monkeypatch.setattr(h, "ROOT", str(tmp_path))
+    builds = {"Node": ["shapes.py", "Node"]}
+    n = h._value("Node(1, Node(2))", builds)
+    assert (n.value, n.successor.value, n.successor.successor) == (1, 2, None)
+    assert h._value("[Node(), 3]", builds)[1] == 3 and h._value("(1, 'a')", {}) == (1, "a")
+    for hostile in ("__import__('os').system('true')", "Node.__init__", "print(1)", "Node(x)", "open('f')"):
+        with pytest.raises(ValueError):
+            h._value(hostile, builds)
+    sys.modules.pop("prereview_harness", None)
