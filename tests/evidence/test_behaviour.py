@@ -915,3 +915,59 @@ def test_the_harness_builds_only_the_named_project_classes_from_literals(tmp_pat
         with pytest.raises(ValueError):
             h._value(hostile, builds)
     sys.modules.pop("prereview_harness", None)
+
+
+CACHES = '''class Cache:
+    """
+    >>> c = Cache()
+    >>> c.get("a")
+    1
+    """
+
+    def get(self, key):
+        return 1
+
+
+class Store:
+    """
+    >>> Store().get("a")
+    2
+    """
+
+    def get(self, key):
+        return 2
+
+
+def get(key):
+    """Not a method."""
+    return 3
+
+
+"""
+>>> get("x")
+3
+>>> Cache().get("x")
+1
+"""
+'''
+
+
+def test_a_method_takes_examples_that_call_it_on_something_and_not_another_classs_docstring(
+    make_repo,
+) -> None:
+    """`Store.get` takes its own class's docstring and the module string's `Cache().get(...)` (a call on
+    something; which class is not known) but not `Cache`'s docstring; the function `get` takes only the
+    bare `get(...)`."""
+    head = (
+        CACHES.replace("return 1", "return 10")
+        .replace("return 2", "return 20")
+        .replace("return 3", "return 30")
+    )
+    repo = make_repo({"caches.py": CACHES}, {"caches.py": head})
+    found = {c.qualname: c for c in _callables(repo)}
+    assert set(found) == {"Cache.get", "Store.get", "get"}
+    compared = [x.doctest[r][0] for x in generate.doctests(found["Store.get"]) for r in x.report]
+    assert compared == ['Cache().get("x")', 'Store().get("a")']  # not Cache's docstring's `c.get("a")`
+    (mod,) = generate.doctests(found["get"])
+    assert mod.report == (0,)  # `get("x")`, not `Cache().get("x")`
+    assert len(generate.doctests(found["Cache.get"])) == 2  # its own class's docstring and the module's

@@ -191,28 +191,38 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
     return sorted(out, key=lambda c: c.anchor)
 
 
-def module_docs(source: str) -> list[str]:
-    """The module's documentation outside its functions: the module docstring, bare string statements at
-    module level (documentation blocks, attribute docstrings) and class docstrings, in file order."""
+def module_docs(source: str) -> list[tuple[str, str]]:
+    """The module's documentation outside its functions, as (class, text): the module docstring and bare
+    string statements at module level (documentation blocks, attribute docstrings) with class "", and each
+    top-level class's docstrings and strings with its name, in file order."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    out: list[str] = []
-    for node in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
-        for child in getattr(node, "body", []):
+    out: list[tuple[str, str]] = []
+    owners: list[tuple[str, ast.Module | ast.ClassDef]] = [("", tree)]
+    owners += [(n.name, n) for n in tree.body if isinstance(n, ast.ClassDef)]
+    for owner, node in owners:
+        for child in node.body:
             text = (
                 child.value.value
                 if isinstance(child, ast.Expr) and isinstance(child.value, ast.Constant)
                 else None
             )
             if isinstance(text, str) and ">>>" in text:
-                out.append(inspect.cleandoc(text))
+                out.append((owner, inspect.cleandoc(text)))
     return out
 
 
-def calls_by_name(name: str, doc: str) -> bool:
-    return re.search(rf"(?<![\w]){re.escape(name)}\(", doc) is not None
+def in_class(qualname: str) -> bool:
+    """Defined in a class body (a method, static or not), so called as `something.name(...)`."""
+    return "." in qualname and "<locals>" not in qualname
+
+
+def calls_by_name(name: str, doc: str, method: bool = False) -> bool:
+    """Does the text call `name(`? A method is called on something (`.name(`), a function is not."""
+    before = r"\." if method else r"(?<![\w.])"
+    return re.search(rf"{before}{re.escape(name)}\(", doc) is not None
 
 
 def _record(
@@ -223,7 +233,7 @@ def _record(
     anchor: int,
     head_lines: list[str],
     base_lines: list[str],
-    docs: list[str],
+    docs: list[tuple[str, str]],
 ) -> Changed:
     node = hd.node
     own = ast.get_docstring(node) or ""
@@ -249,7 +259,15 @@ def _record(
         is_generator=gen,
         head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
         base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
-        other_docs=tuple(d for d in docs if d != own and calls_by_name(node.name, d)),
+        other_docs=tuple(
+            text
+            for owner, text in docs
+            if text != own
+            and (
+                not in_class(hd.qualname) or owner in ("", hd.qualname.split(".", 1)[0])
+            )  # not another class's
+            and calls_by_name(node.name, text, in_class(hd.qualname))
+        ),
     )
 
 

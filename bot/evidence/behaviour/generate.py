@@ -19,7 +19,7 @@ from typing import Any
 
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model
-from .callables import Changed, Param, calls_by_name, int_literals
+from .callables import Changed, Param, calls_by_name, in_class, int_literals
 from .objects import Built, ProjectClass, values
 
 
@@ -82,7 +82,7 @@ def doctests(c: Changed) -> list[Input]:
     out = [Input(c.key, "doctest", doctest=tuple(examples))] if examples else []
     for doc in c.other_docs:
         found = _doctest_examples(doc)
-        calls = [i for i, (src, _) in enumerate(found) if calls_by_name(c.name, src)]
+        calls = [i for i, (src, _) in enumerate(found) if calls_by_name(c.name, src, in_class(c.qualname))]
         if calls:  # another function's examples are setup here: run, not compared
             kept = found[: calls[-1] + 1][-MAX_EXAMPLES:]
             skip = len(found[: calls[-1] + 1]) - len(kept)
