@@ -907,7 +907,7 @@ def test_the_harness_builds_only_the_named_project_classes_from_literals(tmp_pat
     (tmp_path / "shapes.py").write_text(NODE)
     h = importlib.import_module("prereview_harness")
     monkeypatch.setattr(h, "ROOT", str(tmp_path))
-    builds = {"Node": ["shapes.py", "Node"]}
+    builds = {"Node": "shapes.py"}
     n = h._value("Node(1, Node(2))", builds)
     assert (n.value, n.successor.value, n.successor.successor) == (1, 2, None)
     assert h._value("[Node(), 3]", builds)[1] == 3 and h._value("(1, 'a')", {}) == (1, "a")

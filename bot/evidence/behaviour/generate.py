@@ -31,7 +31,7 @@ class Input:
     kwargs: tuple[tuple[str, str], ...] = ()
     doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
     instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
-    builds: tuple[tuple[str, str, str], ...] = ()  # (name, path, qualname) of project classes args build
+    builds: tuple[tuple[str, str], ...] = ()  # (name, module path) of the project classes its args build
     report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
 
     def expr(self, qualname: str) -> str:
@@ -84,10 +84,10 @@ def doctests(c: Changed) -> list[Input]:
         found = _doctest_examples(doc)
         calls = [i for i, (src, _) in enumerate(found) if calls_by_name(c.name, src, in_class(c.qualname))]
         if calls:  # another function's examples are setup here: run, not compared
-            kept = found[: calls[-1] + 1][-MAX_EXAMPLES:]
-            skip = len(found[: calls[-1] + 1]) - len(kept)
-            report = tuple(i - skip for i in calls if i >= skip)
-            out.append(Input(c.key, "doctest", doctest=tuple(kept), report=report))
+            end = calls[-1] + 1
+            start = max(0, end - MAX_EXAMPLES)
+            report = tuple(i - start for i in calls if i >= start)
+            out.append(Input(c.key, "doctest", doctest=tuple(found[start:end]), report=report))
     return out
 
 
@@ -342,9 +342,7 @@ def _as_inputs(c: Changed, origin: str, rows: list[tuple[Any, ...]], n: int) -> 
         if key in seen:
             continue
         seen.add(key)
-        builds = sorted(
-            {(k.name, k.path, k.qualname) for v in row if isinstance(v, Built) for k in v.classes}
-        )
+        builds = sorted({(k.name, k.path) for v in row if isinstance(v, Built) for k in v.classes})
         out.append(Input(c.key, origin, args=key, instance=_on_instance(c), builds=tuple(builds)))
         if len(out) >= n:
             break

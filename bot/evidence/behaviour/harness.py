@@ -73,7 +73,7 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
             if inp.instance:
                 call["instance"] = True
             if inp.builds:
-                call["builds"] = {name: [path, qual] for name, path, qual in inp.builds}
+                call["builds"] = dict(inp.builds)
         calls.append(call)
     return calls
 

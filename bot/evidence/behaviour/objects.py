@@ -21,9 +21,10 @@ MAX_FILES = 40  # modules read for classes: the changed ones and those beside th
 
 @dataclass(frozen=True)
 class ProjectClass:
+    """A top-level class of a project module (so its name is also its path inside the module)."""
+
     name: str
     path: str  # the module that defines it
-    qualname: str
     params: tuple[Param, ...]  # its __init__'s, without self (empty: it takes none)
 
 
@@ -54,7 +55,7 @@ def project_classes(paths: Iterable[str], read: Callable[[str], str | None]) -> 
                 (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None
             )
             params = parameters(init.args)[1:] if init is not None else ()
-            out[node.name] = ProjectClass(node.name, path, node.name, params)
+            out[node.name] = ProjectClass(node.name, path, params)
     return out
 
 
@@ -87,12 +88,11 @@ def class_for(p: Param, classes: dict[str, ProjectClass]) -> tuple[ProjectClass,
         return None
     name = p.name.lower()
     by_lower = {k.lower(): v for k, v in classes.items() if len(k) >= 3}
-    for plural in (False, True):
-        stem = name[:-1] if plural and name.endswith("s") else name
-        if plural and stem == name:
-            continue
-        for low, cls in sorted(by_lower.items(), key=lambda kv: -len(kv[0])):
-            if stem == low or stem.endswith(low) or stem.endswith("_" + low):
+    longest_first = sorted(by_lower.items(), key=lambda kv: -len(kv[0]))
+    stems = [(name, False)] + ([(name[:-1], True)] if name.endswith("s") else [])
+    for stem, plural in stems:
+        for low, cls in longest_first:
+            if stem.endswith(low):  # `node`, `startnode`, `head_node`
                 return cls, plural
     return None
 
@@ -109,8 +109,7 @@ def instances(cls: ProjectClass) -> list[Built]:
         out.append(f"{cls.name}()")
     if positional:
         out += [f"{cls.name}(1)", f"{cls.name}(2)"]
-    chained = len(positional) > 1 and positional[1].has_default and not required[1:]
-    if chained:
+    if len(positional) > 1 and positional[1].has_default:
         out.append(f"{cls.name}(1, {cls.name}(2))")
         out.append(f"{cls.name}(1, {cls.name}(2, {cls.name}(3)))")
     return [Built(t, (cls,)) for t in dict.fromkeys(out)]

@@ -7,7 +7,7 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
   {"id": "5", "path": "pkg/m.py", "qualname": "C.m", "args": ["1"], "instance": true}
       a method, called on a fresh `C()` (a class that cannot be built without arguments is unavailable)
   {"id": "6", "path": "pkg/m.py", "qualname": "f", "args": ["Node(1, Node(2))"],
-   "builds": {"Node": ["pkg/node.py", "Node"]}}
+   "builds": {"Node": "pkg/node.py"}}
       arguments may call the project classes named in "builds" with literal arguments (nothing else)
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace; with
@@ -94,21 +94,15 @@ def _timed(fn: Any, timeout: float) -> tuple[dict[str, Any], bool]:
 LIMIT = 400
 
 
-def _value(text: str, builds: dict[str, Any]) -> Any:
-    """A literal, or a constructor call of a class in `builds` (name -> [path, qualname]) whose arguments
-    are themselves such values; anything else is refused (ValueError). Never eval."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        if not builds:
-            raise
-    return _build(ast.parse(text, mode="eval").body, builds)
+def _value(text: str, builds: dict[str, str]) -> Any:
+    """A literal, or a constructor call of a top-level class in `builds` (name -> module path) whose
+    arguments are themselves such values; anything else is refused (ValueError). Never eval."""
+    return _build(ast.parse(text.lstrip(" \t"), mode="eval").body, builds)
 
 
-def _build(node: ast.AST, builds: dict[str, Any]) -> Any:
+def _build(node: ast.AST, builds: dict[str, str]) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builds:
-        path, qual = builds[node.func.id]
-        cls = _resolve(_module(path), qual)
+        cls = getattr(_module(builds[node.func.id]), node.func.id)
         args = [_build(a, builds) for a in node.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: _build(k.value, builds) for k in node.keywords if k.arg}
         return cls(*args, **kwargs)
