@@ -211,6 +211,11 @@ class BehaviourConfig(_Section):
         ge=1,
         description="Calls recorded per changed function in the test runs (at most 8 per test, spread out)",
     )
+    wrapped_inputs: int = Field(
+        4,
+        ge=0,
+        description="Inputs per changed function its tests also pass in a forwarding proxy (0: off)",
+    )
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"
     )

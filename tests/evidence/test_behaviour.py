@@ -971,3 +971,73 @@ def test_a_method_takes_examples_that_call_it_on_something_and_not_another_class
     (mod,) = generate.doctests(found["get"])
     assert mod.report == (0,)  # `get("x")`, not `Cache().get("x")`
     assert len(generate.doctests(found["Cache.get"])) == 2  # its own class's docstring and the module's
+
+
+# ---------------------------------------------------------------- wrapped variants of the tests' calls
+
+READER = '''import io
+
+
+def read_all(source):
+    """The text of a string or of a readable object."""
+    if isinstance(source, str):
+        return source
+    if hasattr(source, "read"):
+        return source.read()
+    raise TypeError(f"cannot read {type(source).__name__}")
+'''
+READER_BUG = READER.replace('hasattr(source, "read")', "isinstance(source, io.IOBase)")
+READER_TEST = """import io
+
+from reader import read_all
+
+
+def test_reads_strings_and_streams():
+    assert read_all("abc") == "abc"
+    assert read_all(io.StringIO("abc")) == "abc"
+
+
+def test_reads_an_open_file(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("from a file")
+    with open(path) as fh:
+        assert read_all(fh) == "from a file"
+"""
+
+
+@needs_bwrap
+def test_a_wrapper_base_read_and_head_refuses_is_a_finding_with_the_wrapped_call(make_repo, tmp_path) -> None:
+    repo = make_repo({"reader.py": READER, "test_reader.py": READER_TEST}, {"reader.py": READER_BUG})
+    data = _review_json(repo, tmp_path)
+    assert not any(f["source"] == "tests" for f in data["findings"])  # the tests pass at head
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["rule_id"] == "behaviour/wrapped-input" and f["severity"] == "medium" and f["line"] == 8
+    example = "read_all(Proxy(<_io.StringIO object at 0x…>)): before 'abc'; after raises TypeError"
+    assert example in f["evidence"]
+    assert "forwarding proxy" in f["message"]
+
+
+@needs_bwrap
+def test_wrapped_variants_run_in_a_child_that_leaves_the_tests_state_alone(make_repo, tmp_path) -> None:
+    """The variant reads the stream and the file in a forked child: the test's own call still reads all
+    of it (memory is the child's copy; the shared file offset is put back)."""
+    repo = make_repo({"reader.py": READER, "test_reader.py": READER_TEST}, {"reader.py": READER + "\n"})
+    targets = [
+        Changed("reader.py", "read_all", "modified", (4, 10), (4, 10), 8, "", "", (), False, False, False)
+    ]
+    hook = harness.trace_hook(targets, max_calls=50, variants=4)
+    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    run = runner.at_commit(repo, sha, hook)
+    assert run.passed == 2, run.output
+    calls, _ = compare.from_trace(runner.collected_at(sha, hook))
+    wrapped = [(c.args, c.result) for c in calls if c.variant == "wrapped source"]
+    assert wrapped == [
+        ((("source", "Proxy(<_io.StringIO object at 0x…>)"),), {"kind": "return", "repr": "'abc'"}),
+        (
+            (("source", "Proxy(<_io.TextIOWrapper name='<tmp>' mode='r' encoding='UTF-8'>)"),),
+            {"kind": "return", "repr": "'from a file'"},
+        ),
+    ]  # a str has nothing to wrap
+    plain = [c for c in calls if not c.variant]
+    assert len(plain) == 3 and all(c.result["kind"] == "return" for c in plain)

@@ -30,6 +30,7 @@ class Call:
     expr: str = ""  # the call as written (doctest), else built from args
     want: str | None = None  # a doctest example's expected output
     replay: Input | None = None  # the generated input it came from (None: a call from the tests)
+    variant: str = ""  # "wrapped x": a test's call made again with argument x in a forwarding proxy
 
     def text(self) -> str:
         if self.expr:
@@ -51,6 +52,7 @@ class Difference:
     args: tuple[tuple[str, str], ...] = ()
     want: str | None = None  # a docstring example's expected output, when that is where the input came from
     replay: Input | None = None  # head's generated input, which a patched head can be given again
+    variant: str = ""  # see Call.variant
 
     @property
     def head_failed(self) -> bool:
@@ -98,22 +100,27 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
         try:
             args = tuple((str(k), str(v)) for k, v in rec["args"].items())
             mutated = tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items()))
+            variant = str(rec.get("variant") or "")
             for test, seq in rec["at"]:
-                placed.append((int(seq), Call(rec["callable"], str(test), args, rec["result"], mutated)))
+                call = Call(rec["callable"], str(test), args, rec["result"], mutated, variant=variant)
+                placed.append((int(seq), call))
         except (KeyError, AttributeError, TypeError, ValueError):
             continue
     placed.sort(key=lambda p: p[0])
     return [c for _, c in placed], dropped
 
 
-def _keyed(calls: Iterable[Call]) -> dict[tuple[str, str, tuple[tuple[str, str], ...], str, int], Call]:
-    seen: dict[tuple[str, str, tuple[tuple[str, str], ...], str], int] = {}
+_Key = tuple[str, str, tuple[tuple[str, str], ...], str, str]
+
+
+def _keyed(calls: Iterable[Call]) -> dict[tuple[_Key, int], Call]:
+    seen: dict[_Key, int] = {}
     out = {}
     for c in calls:
-        k = (c.origin, c.callable, c.args, c.expr)
+        k = (c.origin, c.callable, c.args, c.expr, c.variant)
         n = seen.get(k, 0)
         seen[k] = n + 1
-        out[(k[0], k[1], k[2], k[3], n)] = c
+        out[(k, n)] = c
     return out
 
 
@@ -171,6 +178,7 @@ def differences(
             args=hc.args,
             want=hc.want,
             replay=hc.replay,
+            variant=hc.variant,
         )
         sig = (d.callable, d.call, d.before, d.after)
         if sig in shown or per.get(d.callable, 0) >= limit_per_callable:

@@ -83,7 +83,11 @@ class BehaviourEvidence:
                 "behaviour: the test command is not pytest, so calls from the tests were not recorded"
             )
             return None
-        self._hook = harness.trace_hook(self.targets, max_calls=self.cfg.behaviour.max_traced_calls)
+        self._hook = harness.trace_hook(
+            self.targets,
+            max_calls=self.cfg.behaviour.max_traced_calls,
+            variants=self.cfg.behaviour.wrapped_inputs,
+        )
         return self._hook
 
     def _traced(self, tests: object) -> tuple[list[Call], list[Call]]:

@@ -38,9 +38,15 @@ PER_TEST = 8  # calls recorded per test and callable: a test that loops must not
 
 
 def trace_hook(
-    targets: Sequence[Changed], *, max_calls: int, per_test: int = PER_TEST, max_repr: int = 400
+    targets: Sequence[Changed],
+    *,
+    max_calls: int,
+    per_test: int = PER_TEST,
+    max_repr: int = 400,
+    variants: int = 0,
 ) -> testrun.RunHook:
-    """Extras for a pytest run that record the targets' calls (at base, the head names that exist there)."""
+    """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
+    and for the first `variants` inputs of each the same call with an argument wrapped (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -50,6 +56,7 @@ def trace_hook(
         "max_calls": max_calls,
         "per_test": per_test,
         "max_repr": max_repr,
+        "variants": variants,
     }
     return testrun.RunHook(
         files=(*_scripts(), (f"{SCRATCH}/trace.json", json.dumps(spec, sort_keys=True))),

@@ -55,6 +55,13 @@ _CONFIRM_SYSTEM = (
     'Answer JSON: {"correct": "first" | "second" | "unsure", "reason": "one sentence"}.'
 )
 
+_WRAPPED_WHY = (
+    "Before this change it also took an object that forwards attribute access to the test's argument "
+    "(as file, stream and lazy-object wrappers do); now it fails on one. An `isinstance` check of an ABC "
+    "or a Protocol, or a special method looked up on the type, does not see through such wrappers; "
+    "`hasattr` does."
+)
+
 # Exceptions that are a bug whatever the input (a new callable that raises them is broken, not strict).
 _ALWAYS_BUGS = ("NameError", "UnboundLocalError", "RecursionError", "SyntaxError", "ImportError")
 
@@ -80,6 +87,9 @@ class Judgement:
 
 
 def _where(d: Difference) -> str:
+    if d.variant.startswith("wrapped "):
+        arg = d.variant.split(" ", 1)[1]
+        return f" (a call in test `{d.origin}`, made again with `{arg}` in a forwarding proxy)"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
     return {
@@ -151,8 +161,28 @@ def judge(
     head_line: str | None,
     language: str = "",
 ) -> Judgement:
-    out = Judgement()
     diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
+    # A test's call made again with an argument wrapped: only head failing where base returned counts
+    # (a wrapper prints differently, so its other differences say nothing the plain calls do not).
+    wrapped = clearest([d for d in diffs if d.variant and d.head_failed])
+    out = _judge_plain(c, [d for d in diffs if not d.variant], model, title, body, head_line, language)
+    if wrapped and not out.findings:
+        f = _finding(c, wrapped[:2], "medium", "behaviour/wrapped-input", _WRAPPED_WHY, head_line)
+        out.findings.append(f)
+        out.examples[f.fingerprint] = _examples(wrapped[:2])
+    return out
+
+
+def _judge_plain(
+    c: Changed,
+    diffs: Sequence[Difference],
+    model: Callable[[], Model] | None,
+    title: str,
+    body: str,
+    head_line: str | None,
+    language: str,
+) -> Judgement:
+    out = Judgement()
     if not diffs:
         return out
     failed = clearest([d for d in diffs if d.head_failed])

@@ -10,6 +10,17 @@ Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own 
 calls per test and callable are kept, so a test that loops does not use up `max_calls` and the calls of
 later tests (often the unusual inputs) are seen too. Calls with the same inputs and outcome are written
 once, with every (test, place) they happened at: the file stays small when tests repeat themselves.
+
+Wrapped variants (`"variants": N`, the first N distinct inputs per callable): the same call is made once
+more with one argument wrapped in a `Proxy`, an object that forwards attribute access to the argument
+(the way file, stream and lazy-object wrappers do) but is not an instance of its class and has none of
+its special methods. Code that duck-types its input gives the same result either way; code that asks
+`isinstance` (of an ABC or a Protocol) or looks special methods up on the type does not. Base and head
+are both given the variant, so a wrapper base handled and head does not is seen. The variant runs in a
+forked child, so the test's own call and everything after it see no side effect in memory: the child's
+standard streams go to /dev/null, its inherited sockets and pipes are closed, it may not grow any file,
+and the offsets of the parent's open files are put back after it. A child that hangs or dies gives no
+record (noise, not evidence).
 `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before; events
 are on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
@@ -18,7 +29,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import sys
+import time
+import warnings
 from typing import Any
 
 import prereview_probe as probe
@@ -43,6 +58,11 @@ class Recorder:
         self._codes: dict[Any, str | None] = {}
         self._open: dict[int, dict[str, Any]] = {}  # id(frame) -> record being filled
         self._busy = False
+        self.variants = int(spec.get("variants", 0)) if hasattr(os, "fork") else 0
+        self.max_variants = int(spec.get("max_variants", 40))
+        self.variant_timeout = float(spec.get("variant_timeout", 5.0))
+        self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given a wrapped variant
+        self.n_variants = 0
 
     # -------------------------------------------------------------- which code is a target
 
@@ -85,8 +105,102 @@ class Recorder:
                 "args": {k: probe.safe_repr(v, _ROOT, self.limit) for k, v in args.items()},
                 "_objs": args,
             }
+            if self.variants and self.n_variants < self.max_variants:
+                self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
             self._busy = False
+
+    # -------------------------------------------------------------- wrapped variants
+
+    def _vary(self, frame: Any, key: str, reprs: dict[str, str]) -> None:
+        sig = json.dumps(reprs, sort_keys=True)
+        done = self._varied.setdefault(key, set())
+        if sig in done or len(done) >= self.variants:
+            return
+        call = _call_of(frame, key.split("::", 1)[1])
+        if call is None:
+            return
+        done.add(sig)
+        fn, names, pos, kw = call
+        method = "." in key.split("::", 1)[1]
+        receiver = names[0] if method and names and names[0] in ("self", "cls") else None
+        tried = 0
+        for i, name in enumerate(names):
+            if name == receiver or tried >= 2 or self.n_variants >= self.max_variants:
+                continue
+            value = pos[i] if i < len(pos) else kw.get(name)
+            wrapped = wrap(value)
+            if wrapped is None:
+                continue
+            tried += 1
+            self.n_variants += 1
+            p, k = list(pos), dict(kw)
+            if i < len(p):
+                p[i] = wrapped
+            else:
+                k[name] = wrapped
+            shown = dict(reprs)
+            shown[name] = probe.safe_repr(wrapped, _ROOT, self.limit)
+            outcome = self._forked(fn, p, k, {name: wrapped})
+            if outcome is None:
+                continue
+            self.seq += 1
+            rec = {"callable": key, "args": shown, "variant": f"wrapped {name}", **outcome}
+            sig2 = json.dumps(rec, sort_keys=True)
+            self.records.setdefault(sig2, {**rec, "at": []})["at"].append((self.test, self.seq))
+
+    def _forked(
+        self, fn: Any, pos: list[Any], kw: dict[str, Any], watched: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """{"result", "mutated"} of fn(*pos, **kw) run in a forked child; None if it hung or died."""
+        before = {n: probe.safe_repr(v, _ROOT, self.limit) for n, v in watched.items()}
+        offsets = _offsets()
+        r, w = os.pipe()
+        with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process (a test may error)
+            warnings.simplefilter("ignore")
+            pid = os.fork()
+        if pid == 0:  # the child: never returns
+            try:
+                os.close(r)
+                _isolate(w, self.variant_timeout)
+                try:
+                    result = probe.return_record(fn(*pos, **kw), _ROOT, self.limit)
+                except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
+                    result = probe.exception_record(exc, _ROOT, self.limit)
+                mutated = {}
+                for n, v in watched.items():
+                    after = probe.safe_repr(v, _ROOT, self.limit)
+                    if after != before[n]:
+                        mutated[n] = after
+                data = json.dumps({"result": result, "mutated": mutated}).encode()
+                while data:
+                    data = data[os.write(w, data) :]
+            finally:
+                os._exit(0)
+        os.close(w)
+        chunks, deadline = [], time.monotonic() + self.variant_timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([r], [], [], left)[0]:
+                    break
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(r)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            _restore(offsets)
+        try:
+            out = json.loads(b"".join(chunks))
+        except ValueError:
+            return None  # it hung or died before writing
+        return out if isinstance(out, dict) and "result" in out else None
 
     def on_end(self, frame: Any, result: dict[str, Any]) -> None:
         rec = self._open.pop(id(frame), None)
@@ -129,6 +243,142 @@ def _arguments(frame: Any) -> dict[str, Any]:
     n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
     loc = frame.f_locals
     return {name: loc[name] for name in code.co_varnames[:n] if name in loc}
+
+
+class Proxy:
+    """Forwards every attribute to its target, as `__getattr__`-based wrappers do; no special methods."""
+
+    __slots__ = ("_prereview_target",)
+
+    def __init__(self, target: Any) -> None:
+        object.__setattr__(self, "_prereview_target", target)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_prereview_target"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(object.__getattribute__(self, "_prereview_target"), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(object.__getattribute__(self, "_prereview_target"), name)
+
+    def __repr__(self) -> str:
+        return f"Proxy({probe.safe_repr(object.__getattribute__(self, '_prereview_target'))})"
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, bytearray, type, range, slice)
+
+
+def wrap(value: Any, depth: int = 0) -> Any:
+    """`value` with its objects wrapped in a Proxy (inside plain dicts, lists and tuples too, two levels
+    deep); None when it holds no object to wrap (literals, classes, functions and modules are not)."""
+    kind = type(value)
+    if kind in (dict, list, tuple) and depth < 2:
+        items = list(value.items()) if kind is dict else list(enumerate(value))
+        changed = False
+        out = []
+        for k, v in items[:50]:
+            w = wrap(v, depth + 1)
+            changed = changed or w is not None
+            out.append((k, v if w is None else w))
+        if not changed:
+            return None
+        out += items[50:]
+        if kind is dict:
+            return dict(out)
+        return kind(v for _, v in out)
+    if isinstance(value, _PLAIN) or kind in (dict, list, tuple, set, frozenset):
+        return None
+    if hasattr(value, "__code__") or kind.__name__ in ("module", "builtin_function_or_method"):
+        return None  # functions and methods: called, not read
+    return Proxy(value)
+
+
+def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str, Any]] | None:
+    """(function, parameter names, positional values, keyword values) of the call `frame` starts, the
+    function found by its qualified name in its module (through staticmethod, classmethod, property and
+    `__wrapped__`); None when it cannot be found."""
+    code: Any = frame.f_code
+    obj: Any = frame.f_globals.get(qual.split(".")[0])
+    for part in qual.split(".")[1:]:
+        space = getattr(obj, "__dict__", None)  # a class's is a mappingproxy
+        try:
+            obj = space[part]  # type: ignore[index]
+        except (KeyError, TypeError):
+            return None
+    obj = getattr(obj, "fget", None) if isinstance(obj, property) else getattr(obj, "__func__", obj)
+    for _ in range(5):
+        if getattr(obj, "__code__", None) is code:
+            break
+        obj = getattr(obj, "__wrapped__", None)
+    if getattr(obj, "__code__", None) is not code:
+        return None
+    loc = frame.f_locals
+    code = frame.f_code
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    names = list(code.co_varnames[: n + k])
+    if any(x not in loc for x in names):
+        return None
+    pos = [loc[x] for x in names[:n]]
+    kw = {x: loc[x] for x in names[n:]}
+    i = n + k
+    if code.co_flags & 0x04:
+        pos += list(loc.get(code.co_varnames[i], ()))
+        i += 1
+    if code.co_flags & 0x08:
+        kw.update(loc.get(code.co_varnames[i], {}))
+    return obj, names, pos, kw
+
+
+def _fds() -> list[int]:
+    try:
+        return [int(x) for x in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        return []
+
+
+def _offsets() -> dict[int, int]:
+    out = {}
+    for fd in _fds():
+        try:
+            out[fd] = os.lseek(fd, 0, os.SEEK_CUR)
+        except OSError:
+            continue  # not seekable (a pipe, a socket, a tty) or closed since listed
+    return out
+
+
+def _restore(offsets: dict[int, int]) -> None:
+    for fd, at in offsets.items():
+        try:
+            os.lseek(fd, at, os.SEEK_SET)
+        except OSError:
+            continue
+
+
+def _isolate(keep: int, seconds: float) -> None:
+    """In the forked child: no tracing, quiet standard streams, no shared socket or pipe but `keep`, no
+    file grown, and killed by an alarm if the parent's kill does not come."""
+    import resource
+    import stat
+
+    sys.settrace(None)
+    sys.setprofile(None)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    for fd in _fds():
+        if fd in (keep, 0, 1, 2, null):
+            continue
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
+                os.close(fd)
+        except OSError:
+            continue
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(int(seconds) + 2)
 
 
 # ---------------------------------------------------------------- the two event sources
