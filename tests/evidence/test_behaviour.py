@@ -1041,3 +1041,74 @@ def test_wrapped_variants_run_in_a_child_that_leaves_the_tests_state_alone(make_
     ]  # a str has nothing to wrap
     plain = [c for c in calls if not c.variant]
     assert len(plain) == 3 and all(c.result["kind"] == "return" for c in plain)
+
+
+# ---------------------------------------------------------------- a context manager inside itself
+
+SWITCH_CONFIG = """_enabled = True
+
+
+def get_enabled():
+    return _enabled
+
+
+def set_enabled(on):
+    global _enabled
+    _enabled = on
+"""
+SWITCH = '''from contextlib import contextmanager
+
+from config import get_enabled, set_enabled
+
+
+@contextmanager
+def disabled():
+    """Turn the checks off inside the block."""
+    prev = get_enabled()
+    set_enabled(False)
+    try:
+        yield
+    finally:
+        set_enabled(prev)
+'''
+SWITCH_BUG = SWITCH.replace("set_enabled(prev)", "set_enabled(True)").replace(
+    "    prev = get_enabled()\n", ""
+)
+SWITCH_TEST = """from config import get_enabled
+from switch import disabled
+
+
+def test_disabled_turns_the_checks_off_and_on_again():
+    with disabled():
+        assert not get_enabled()
+    assert get_enabled()
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("with_tests", [True, False])
+def test_a_context_manager_that_no_longer_restores_the_state_it_found_when_nested(
+    make_repo, tmp_path, with_tests
+) -> None:
+    files = {"config.py": SWITCH_CONFIG, "switch.py": SWITCH}
+    if with_tests:
+        files["test_switch.py"] = SWITCH_TEST
+    repo = make_repo(files, {"switch.py": SWITCH_BUG})
+    data = _review_json(repo, tmp_path)
+    assert not any(f["source"] == "tests" for f in data["findings"])
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["rule_id"] == "behaviour/nesting" and f["severity"] == "medium" and f["line"] == 13
+    assert f["evidence"] == (
+        "with disabled(): with disabled(): ...: before _enabled: True -> False -> False -> False -> True; "
+        "after _enabled: True -> False -> False -> True -> True"
+    )
+    assert "(used inside itself)" in f["message"] and "back in the outer block" in f["message"]
+
+
+@needs_bwrap
+def test_a_context_manager_that_restores_the_state_now_is_listed_as_a_fix(make_repo, tmp_path) -> None:
+    repo = make_repo({"config.py": SWITCH_CONFIG, "switch.py": SWITCH_BUG}, {"switch.py": SWITCH})
+    data = _review_json(repo, tmp_path)
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"]
+    (change,) = data["behaviour"]
+    assert change["callable"] == "disabled" and "puts back the state it found" in change["reason"]

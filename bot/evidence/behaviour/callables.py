@@ -45,6 +45,7 @@ class Changed:
     head_source: str = ""
     base_source: str = ""
     other_docs: tuple[str, ...] = ()  # docstrings elsewhere in the module at head that call it by name
+    is_context_manager: bool = False  # a generator decorated with (contextlib.)contextmanager
 
     @property
     def name(self) -> str:
@@ -257,6 +258,7 @@ def _record(
         is_method=is_method,
         is_async=isinstance(node, ast.AsyncFunctionDef),
         is_generator=gen,
+        is_context_manager=gen and any(_decorator_name(d) == "contextmanager" for d in node.decorator_list),
         head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
         base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
         other_docs=tuple(

@@ -150,7 +150,12 @@ class BehaviourEvidence:
         unreached = [c for c in self.targets if c.key not in seen]
         # the docstring's examples are the spec: run them even where the tests reach the callable
         most = self.cfg.behaviour.max_calls
-        documented = [i for c in self.targets if c.key in seen for i in generate.doctests(c)[:most]]
+        documented = [
+            i
+            for c in self.targets
+            if c.key in seen
+            for i in [*generate.doctests(c)[:most], *generate.nesting(c)]
+        ]
         new_calls: list[Call] = []
         if unreached or documented:
             sandbox = self._sandbox(getattr(tests, "sandbox", None))

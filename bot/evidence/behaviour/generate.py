@@ -33,9 +33,13 @@ class Input:
     instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
     builds: tuple[tuple[str, str], ...] = ()  # (name, module path) of the project classes its args build
     report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
+    nesting: bool = False  # a context manager used inside itself, the module state seen at each step
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
+        if self.nesting:
+            name = qualname.rsplit(".", 1)[-1]
+            return f"with {name}(): with {name}(): ..."
         if self.doctest:
             return ""
         shown = ", ".join([*self.args, *(f"{k}={v}" for k, v in self.kwargs)])
@@ -92,6 +96,18 @@ def doctests(c: Changed) -> list[Input]:
 
 
 MAX_EXAMPLES = 20  # examples of one docstring run for one callable
+
+
+def nesting(c: Changed) -> list[Input]:
+    """A context manager that takes no required argument, used inside itself (`with cm(): with cm():`),
+    the project's module state observed before, in and after each block (see the harness): one that
+    sets state on entry must put back what it found on exit, or the outer block runs with the wrong
+    state after the inner one ends. Run whether or not the tests reach it (they rarely nest it)."""
+    if not c.is_context_manager or c.is_async or c.is_method or "<locals>" in c.qualname:
+        return []
+    if any(not p.has_default and p.kind in ("positional", "keyword") for p in call_params(c)):
+        return []
+    return [Input(c.key, "nesting", nesting=True)]
 
 
 def _doctest_examples(doc: str) -> list[tuple[str, str]]:
@@ -484,7 +500,7 @@ def plan(
     out = Plan()
     asked = 0
     for c in targets:
-        found = doctests(c)
+        found = doctests(c) + nesting(c)
         why = callable_ok(c)
         if why is None:
             typed_c = with_example_types(c, found)

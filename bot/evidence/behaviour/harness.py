@@ -71,7 +71,9 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
     for i, inp in enumerate(inputs):
         path, qual = paths[inp.callable]
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
-        if inp.doctest:
+        if inp.nesting:
+            call["nesting"] = True
+        elif inp.doctest:
             call["doctest"] = [list(x) for x in inp.doctest]
             if inp.report:
                 call["report"] = list(inp.report)

@@ -62,6 +62,22 @@ _WRAPPED_WHY = (
     "`hasattr` does."
 )
 
+_NESTING_WHY = (
+    "The values are before the outer block, in it, in the inner block, back in the outer block and after "
+    "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
+    "outer block goes on with the state from before both (save the old value on entry and restore it "
+    "on exit)."
+)
+
+
+def _restores(r: dict[str, Any]) -> bool:
+    """A nesting result whose inner exit restores the outer block's state and outer exit the first."""
+    states = r.get("states")
+    if r.get("kind") != "return" or not isinstance(states, list) or len(states) != 5:
+        return False
+    return bool(states[3] == states[1] and states[4] == states[0])
+
+
 # Exceptions that are a bug whatever the input (a new callable that raises them is broken, not strict).
 _ALWAYS_BUGS = ("NameError", "UnboundLocalError", "RecursionError", "SyntaxError", "ImportError")
 
@@ -97,6 +113,7 @@ def _where(d: Difference) -> str:
         "hypothesis": " (input drawn from its type hints)",
         "boundary": " (an edge-case input)",
         "model": " (an input the model proposed)",
+        "nesting": " (used inside itself)",
     }.get(d.origin, "")
 
 
@@ -194,6 +211,23 @@ def _judge_plain(
         out.examples[f.fingerprint] = _examples(shown)
         return out
     shown = clearest(diffs)[:3]
+    # A context manager used inside itself must leave the outer block's state as it found it: base doing
+    # so and head not is a bug; the reverse is the change fixing it. No model is asked either way.
+    nested = [d for d in diffs if d.origin == "nesting"]
+    broke = [d for d in nested if _restores(d.base) and not _restores(d.head)]
+    if broke:
+        f = _finding(c, broke[:1], "medium", "behaviour/nesting", _NESTING_WHY, head_line)
+        out.findings.append(f)
+        out.examples[f.fingerprint] = _examples(broke[:1])
+        return out
+    mended = [d for d in nested if _restores(d.head) and not _restores(d.base)]
+    if mended and len(mended) == len(diffs):
+        reason = "used inside itself, it now puts back the state it found (it did not before)"
+        out.changes += [
+            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            for d in mended
+        ]
+        return out
     # The docstring's own examples are the function's spec: head breaking one that base kept is a bug,
     # head making one hold that base broke is the change fixing it; no model is asked either way.
     examples = [d for d in diffs if d.want is not None]

@@ -12,6 +12,10 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace; with
       "report": [2, 5] only those examples' results are written (the others are their setup)
+  {"id": "7", "path": "pkg/m.py", "qualname": "cm", "nesting": true}
+      a context manager used inside itself; the result is the project's module state (simple global
+      values of cm's module and of the project modules whose functions it calls) before the outer
+      block, in it, in the inner block, in the outer block after the inner one, and after both
 Each result is one JSON line written (and flushed) as soon as the call ends, so a call that kills the
 interpreter is the first one without a line. A call longer than `timeout` seconds is stopped (SIGALRM).
 """
@@ -113,6 +117,53 @@ def _build(node: ast.AST, builds: dict[str, str]) -> Any:
     return ast.literal_eval(node)
 
 
+def _nested(cm: Any) -> tuple[str, list[dict[str, str]]]:
+    """(each state that moves, with its value at the five steps: before the outer block, in it, in the
+    inner block, back in the outer block, after both; and those values per step)."""
+    mods = _state_modules(cm)
+    states = [_observe(mods)]
+    with cm():
+        states.append(_observe(mods))
+        with cm():
+            states.append(_observe(mods))
+        states.append(_observe(mods))
+    states.append(_observe(mods))
+    moving = sorted({k for s in states for k in s if len({x.get(k) for x in states}) > 1})
+    text = "; ".join(
+        f"{k.rsplit('.', 1)[-1]}: " + " -> ".join(s.get(k, "(unset)") for s in states) for k in moving
+    )
+    return text or "no module state changes", [{k: s.get(k, "(unset)") for k in moving} for s in states]
+
+
+def _state_modules(cm: Any) -> list[str]:
+    """cm's own module and the project modules of the functions its code calls by a global name."""
+    raw = cm
+    for _ in range(5):
+        raw = getattr(raw, "__wrapped__", raw)
+    mods = [getattr(raw, "__module__", "")]
+    space = getattr(raw, "__globals__", {})
+    code = getattr(raw, "__code__", None)
+    for name in code.co_names if code else ():
+        mod = getattr(space.get(name), "__module__", None)
+        if isinstance(mod, str) and mod not in mods:
+            mods.append(mod)
+    root = ROOT.rstrip("/") + "/"
+    own = [m for m in mods if str(getattr(sys.modules.get(m), "__file__", "") or "").startswith(root)]
+    return own[:8]
+
+
+_SIMPLE = (bool, int, float, str, bytes, type(None))
+
+
+def _observe(mods: list[str]) -> dict[str, str]:
+    out = {}
+    for m in mods:
+        for k, v in list(vars(sys.modules[m]).items()):
+            if not k.startswith("__") and type(v) in _SIMPLE:
+                out[f"{m}.{k}"] = repr(v)[:80]
+    return out
+
+
 def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     random.seed(0)
     try:
@@ -128,6 +179,13 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 },
             }
         ]
+    if call.get("nesting"):
+        steps: list[Any] = []
+        result, ok = _timed(lambda: steps.append(_nested(fn)), timeout)
+        if ok:
+            text, states = steps[0]
+            result = {"kind": "return", "repr": probe.normalise(text, ROOT, LIMIT), "states": states}
+        return [{"id": call["id"], "result": result}]
     if "doctest" in call:
         ns = dict(vars(sys.modules[fn.__module__])) if fn.__module__ in sys.modules else {}
         out = []
