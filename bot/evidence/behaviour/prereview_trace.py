@@ -120,7 +120,6 @@ class Recorder:
         call = _call_of(frame, key.split("::", 1)[1])
         if call is None:
             return
-        done.add(sig)
         fn, names, pos, kw = call
         method = "." in key.split("::", 1)[1]
         receiver = names[0] if method and names and names[0] in ("self", "cls") else None
@@ -134,6 +133,7 @@ class Recorder:
                 continue
             tried += 1
             self.n_variants += 1
+            done.add(sig)  # only inputs with something to wrap count against `variants`
             p, k = list(pos), dict(kw)
             if i < len(p):
                 p[i] = wrapped
