@@ -1112,3 +1112,81 @@ def test_a_context_manager_that_restores_the_state_now_is_listed_as_a_fix(make_r
     assert not [f for f in data["findings"] if f["source"] == "behaviour"]
     (change,) = data["behaviour"]
     assert change["callable"] == "disabled" and "puts back the state it found" in change["reason"]
+
+
+# ---------------------------------------------------------------- a changed module-level value's readers
+
+CHECKS = """import re
+
+_VALUE_RE = re.compile(r"^\\S[^\\r\\n]*\\Z")
+VALIDATORS = {"value": _VALUE_RE}
+"""
+CHECKS_BUG = CHECKS.replace("\\Z", "$")
+HEADERS = '''from checks import VALIDATORS
+
+
+def check_value(value):
+    """Raise ValueError unless the header value is safe to send."""
+    if not VALIDATORS["value"].match(value):
+        raise ValueError(f"invalid header value {value!r}")
+'''
+HEADERS_TEST = """import pytest
+
+from headers import check_value
+
+
+def test_values():
+    check_value("text/html")
+    with pytest.raises(ValueError):
+        check_value("bad\\r\\nvalue")
+"""
+
+
+def test_a_changed_module_level_value_reaches_the_functions_that_read_it_in_the_folder(make_repo) -> None:
+    from bot.evidence.behaviour.dependents import reached_callables
+
+    repo = make_repo({"checks.py": CHECKS, "headers.py": HEADERS}, {"checks.py": CHECKS_BUG})
+    diff = parse(_diff(repo))
+    (c,) = reached_callables(
+        diff,
+        lambda p: _show(repo, "HEAD", p),
+        lambda p: ["checks.py", "headers.py"],
+        is_test=testrun.is_test_path,
+    )
+    assert (c.key, c.kind, c.via, c.finding_path, c.anchor) == (
+        "headers.py::check_value",
+        "reached",
+        "_VALUE_RE",
+        "checks.py",
+        3,
+    )
+    # a function the change itself edits is not repeated
+    assert not reached_callables(
+        diff,
+        lambda p: _show(repo, "HEAD", p),
+        lambda p: ["headers.py"],
+        is_test=testrun.is_test_path,
+        changed=[c],
+    )
+
+
+@needs_bwrap
+def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the_changed_value(
+    make_repo, tmp_path
+) -> None:
+    repo = make_repo(
+        {"checks.py": CHECKS, "headers.py": HEADERS, "test_headers.py": HEADERS_TEST},
+        {"checks.py": CHECKS_BUG},
+    )
+    data = _review_json(repo, tmp_path)
+    assert not any(f["source"] == "tests" for f in data["findings"])
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (f["rule_id"], f["path"], f["line"], f["category"], f["cwe"]) == (
+        "behaviour/accepts-line-break",
+        "checks.py",
+        3,
+        "security",
+        "CWE-93",
+    )
+    assert "check_value('text/html\\n'): before raises ValueError" in f["evidence"]
+    assert "(it depends on `_VALUE_RE`, which this change edits)" in f["message"]

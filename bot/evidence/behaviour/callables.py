@@ -32,7 +32,8 @@ class Changed:
 
     path: str
     qualname: str  # as Python's co_qualname spells it: Class.method, f.<locals>.g
-    kind: str  # "modified" | "added" | "lost-lines" (only removed lines inside it)
+    kind: str  # "modified" | "added" | "lost-lines" (only removed lines inside it) | "reached" (unchanged,
+    # but it reads a module-level value the change edits)
     head_span: tuple[int, int] | None
     base_span: tuple[int, int] | None
     anchor: int  # head line a finding about it sits on (first added line, else above the removal)
@@ -46,6 +47,12 @@ class Changed:
     base_source: str = ""
     other_docs: tuple[str, ...] = ()  # docstrings elsewhere in the module at head that call it by name
     is_context_manager: bool = False  # a generator decorated with (contextlib.)contextmanager
+    via: str = ""  # kind "reached": the changed module-level name it reads (see dependents.py)
+    report_path: str = ""  # kind "reached": the file of that name, where a finding goes (at `anchor`)
+
+    @property
+    def finding_path(self) -> str:
+        return self.report_path or self.path
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from ..projectenv import ProjectEnv
 from . import compare, generate, harness, judge, objects
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
+from .dependents import reached_callables
 from .generate import Input
 
 ModelFactory = Callable[[], Model]
@@ -62,6 +63,9 @@ class BehaviourEvidence:
             return None
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
+        stage.targets += reached_callables(
+            diff, read_head, stage._folder, is_test=testrun.is_test_path, changed=stage.targets
+        )
         stage.edited_tests = changed_tests(diff, read_base, read_head, testrun.is_test_path)
         others = sorted(
             {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
@@ -204,24 +208,27 @@ class BehaviourEvidence:
     def _nearby_modules(self, targets: list[Changed]) -> list[str]:
         """The targets' modules, then the other non-test modules of their folders at head (where the
         classes their parameters take usually live)."""
-        assert self.change.workdir is not None
         paths = [c.path for c in targets]
-        for folder in dict.fromkeys(p.rpartition("/")[0] for p in paths):
-            listed = git.git(
-                self.change.workdir,
-                "ls-tree",
-                "--name-only",
-                self.change.head_sha,
-                f"{folder}/" if folder else ".",
-                check=False,
-            )
-            paths += sorted(
-                x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x)
-            )
+        for path in dict.fromkeys(paths):
+            paths += self._folder(path)
         return list(dict.fromkeys(paths))
 
+    def _folder(self, path: str) -> list[str]:
+        """The non-test Python modules of `path`'s folder at head."""
+        assert self.change.workdir is not None
+        folder = path.rpartition("/")[0]
+        listed = git.git(
+            self.change.workdir,
+            "ls-tree",
+            "--name-only",
+            self.change.head_sha,
+            f"{folder}/" if folder else ".",
+            check=False,
+        )
+        return sorted(x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x))
+
     def _head_line(self, c: Changed) -> str | None:
-        text = self.read_head(c.path)
+        text = self.read_head(c.finding_path)
         lines = text.splitlines() if text else []
         return lines[c.anchor - 1].strip() if 0 < c.anchor <= len(lines) else None
 

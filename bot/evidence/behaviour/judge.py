@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...findings.language import instruction as language_instruction
@@ -62,6 +62,12 @@ _WRAPPED_WHY = (
     "`hasattr` does."
 )
 
+_BREAK_WHY = (
+    "Before this change it rejected the test's value with a line break at its end; now it lets it "
+    "through, so a CR/LF can reach a header, a log line or a protocol field (CRLF injection). In a "
+    "regex, `$` also matches before a final newline: anchor with `\\Z` (or use `fullmatch`)."
+)
+
 _NESTING_WHY = (
     "The values are before the outer block, in it, in the inner block, back in the outer block and after "
     "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
@@ -106,6 +112,9 @@ def _where(d: Difference) -> str:
     if d.variant.startswith("wrapped "):
         arg = d.variant.split(" ", 1)[1]
         return f" (a call in test `{d.origin}`, made again with `{arg}` in a forwarding proxy)"
+    if d.variant.startswith("line break "):
+        arg = d.variant.rsplit(" ", 1)[1]
+        return f" (a call in test `{d.origin}`, made again with a line break at the end of `{arg}`)"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
     return {
@@ -140,15 +149,16 @@ def clearest(diffs: Sequence[Difference]) -> list[Difference]:
 def _finding(
     c: Changed, shown: Sequence[Difference], severity: str, rule: str, why: str, quote: str | None
 ) -> Finding:
+    through = f" (it depends on `{c.via}`, which this change edits)" if c.via else ""
     msg = (
-        f"Behaviour change in `{c.qualname}`: "
+        f"Behaviour change in `{c.qualname}`{through}: "
         + "; ".join(_sentence(d, i == 0) for i, d in enumerate(shown))
         + "."
     )
     if why:
         msg += f" {why}"
     return Finding(
-        path=c.path,
+        path=c.finding_path,
         line=c.anchor,
         message=msg,
         severity=severity,
@@ -181,13 +191,24 @@ def judge(
     diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
     # A test's call made again with an argument wrapped: only head failing where base returned counts
     # (a wrapper prints differently, so its other differences say nothing the plain calls do not).
-    wrapped = clearest([d for d in diffs if d.variant and d.head_failed])
+    wrapped = clearest([d for d in diffs if d.variant.startswith("wrapped ") and d.head_failed])
+    # ... or with a line break added to a string: only head letting through what base rejected counts
+    let_through = clearest([d for d in diffs if d.variant.startswith("line break ") and _let_through(d)])
     out = _judge_plain(c, [d for d in diffs if not d.variant], model, title, body, head_line, language)
+    if let_through and not out.findings:
+        f = _finding(c, let_through[:2], "medium", "behaviour/accepts-line-break", _BREAK_WHY, head_line)
+        f = replace(f, category="security", cwe="CWE-93")
+        out.findings.append(f)
+        out.examples[f.fingerprint] = _examples(let_through[:2])
     if wrapped and not out.findings:
         f = _finding(c, wrapped[:2], "medium", "behaviour/wrapped-input", _WRAPPED_WHY, head_line)
         out.findings.append(f)
         out.examples[f.fingerprint] = _examples(wrapped[:2])
     return out
+
+
+def _let_through(d: Difference) -> bool:
+    return d.base.get("kind") == "raise" and d.head.get("kind") == "return"
 
 
 def _judge_plain(
@@ -224,7 +245,7 @@ def _judge_plain(
     if mended and len(mended) == len(diffs):
         reason = "used inside itself, it now puts back the state it found (it did not before)"
         out.changes += [
-            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
             for d in mended
         ]
         return out
@@ -242,7 +263,7 @@ def _judge_plain(
     if fixed:
         reason = "the docstring's example holds now (it did not before the change)"
         out.changes += [
-            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
             for d in shown
         ]
         return out
@@ -257,7 +278,7 @@ def _judge_plain(
     if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
         reason = "it returns a value now where it returned None before"
         out.changes += [
-            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
             for d in clearest(gained)[:3]
         ]
         return out
@@ -276,7 +297,7 @@ def _judge_plain(
         out.examples[f.fingerprint] = _examples(shown)
     else:
         out.changes += [
-            BehaviourChange(c.path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
             for d in shown
         ]
     return out

@@ -21,6 +21,10 @@ forked child, so the test's own call and everything after it see no side effect 
 standard streams go to /dev/null, its inherited sockets and pipes are closed, it may not grow any file,
 and the offsets of the parent's open files are put back after it. A child that hangs or dies gives no
 record (noise, not evidence).
+
+Line-break variants (same budget): the call made again with a str or bytes argument ending in a newline.
+A check that rejected it at base and lets it through at head has lost its guard against header and log
+injection (a regex anchored with `$` instead of `\\Z` is the usual way).
 `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before; events
 are on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
@@ -141,13 +145,43 @@ class Recorder:
                 k[name] = wrapped
             shown = dict(reprs)
             shown[name] = probe.safe_repr(wrapped, _ROOT, self.limit)
-            outcome = self._forked(fn, p, k, {name: wrapped})
-            if outcome is None:
+            self._variant(key, fn, p, k, name, wrapped, shown, f"wrapped {name}")
+        broken = 0
+        for i, name in enumerate(names):
+            value = pos[i] if i < len(pos) else kw.get(name)
+            ended = _line_broken(value)
+            if name == receiver or ended is None or broken >= 2 or self.n_variants >= self.max_variants:
                 continue
-            self.seq += 1
-            rec = {"callable": key, "args": shown, "variant": f"wrapped {name}", **outcome}
-            sig2 = json.dumps(rec, sort_keys=True)
-            self.records.setdefault(sig2, {**rec, "at": []})["at"].append((self.test, self.seq))
+            broken += 1
+            self.n_variants += 1
+            done.add(sig)
+            p, k = list(pos), dict(kw)
+            if i < len(p):
+                p[i] = ended
+            else:
+                k[name] = ended
+            shown = dict(reprs)
+            shown[name] = probe.safe_repr(ended, _ROOT, self.limit)
+            self._variant(key, fn, p, k, name, ended, shown, f"line break {name}")
+
+    def _variant(
+        self,
+        key: str,
+        fn: Any,
+        pos: list[Any],
+        kw: dict[str, Any],
+        name: str,
+        value: Any,
+        shown: dict[str, str],
+        variant: str,
+    ) -> None:
+        outcome = self._forked(fn, pos, kw, {name: value})
+        if outcome is None:
+            return
+        self.seq += 1
+        rec = {"callable": key, "args": shown, "variant": variant, **outcome}
+        sig = json.dumps(rec, sort_keys=True)
+        self.records.setdefault(sig, {**rec, "at": []})["at"].append((self.test, self.seq))
 
     def _forked(
         self, fn: Any, pos: list[Any], kw: dict[str, Any], watched: dict[str, Any]
@@ -292,6 +326,16 @@ def wrap(value: Any, depth: int = 0) -> Any:
     if hasattr(value, "__code__") or kind.__name__ in ("module", "builtin_function_or_method"):
         return None  # functions and methods: called, not read
     return Proxy(value)
+
+
+def _line_broken(value: Any) -> Any:
+    """A non-empty str or bytes argument with a line break added at its end (None for other values):
+    `$` in a regex matches before a final newline, so a check written with it lets the break through."""
+    if type(value) is str and value and not value.endswith("\n"):
+        return value + "\n"
+    if type(value) is bytes and value and not value.endswith(b"\n"):
+        return value + b"\n"
+    return None
 
 
 def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str, Any]] | None:

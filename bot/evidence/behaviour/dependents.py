@@ -1,0 +1,153 @@
+"""The callables a changed module-level value reaches: a regex, a table or a constant the change edits
+changes what the functions that read it do, though no line of theirs changed.
+
+From the AST at head only (nothing is imported or run): the module-level assignments whose lines the
+change adds to, then the module-level names built from them (`VALIDATORS = (NAME_RE, VALUE_RE)`), then
+the same names imported by the other modules of the folder (`from ._internal import VALIDATORS`), and
+finally the functions and methods of those modules that read one of those names. Each becomes a
+`Changed` of kind "reached": compared like a changed callable, reported on the changed assignment's line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ...change.diff import Diff
+from .callables import Changed, _record, definitions, module_docs
+
+Reader = Callable[[str], "str | None"]
+MAX_REACHED = 6  # callables per change: the closest first (the changed module's own, then the folder's)
+
+
+def reached_callables(
+    diff: Diff,
+    read_head: Reader,
+    folder_modules: Callable[[str], Sequence[str]],
+    *,
+    is_test: Callable[[str], bool],
+    changed: Sequence[Changed] = (),
+) -> list[Changed]:
+    """Callables that read a module-level value the change edits (those in `changed` left out)."""
+    have = {c.key for c in changed}
+    out: list[Changed] = []
+    for f in diff.files:
+        if not f.path.endswith(".py") or f.status == "deleted" or f.is_binary or is_test(f.path):
+            continue
+        source = read_head(f.path)
+        tree = _parse(source)
+        if tree is None or source is None:
+            continue
+        added = {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no is not None}
+        edited = _edited_names(tree, added)
+        if not edited:
+            continue
+        names = _closure(tree, set(edited))
+        modules = [f.path, *(p for p in folder_modules(f.path) if p != f.path and not is_test(p))]
+        for path in modules:
+            text = source if path == f.path else read_head(path)
+            mod = tree if path == f.path else _parse(text)
+            if mod is None or text is None:
+                continue
+            here = names if path == f.path else _closure(mod, _imported(mod, names, f.path, path))
+            if not here:
+                continue
+            for c in _readers(path, text, mod, here):
+                if c.key in have or len(out) >= MAX_REACHED:
+                    continue
+                name = c.via
+                line = edited.get(name) or min(edited.values())
+                have.add(c.key)
+                out.append(replace(c, report_path=f.path, anchor=line, via=name))
+    return out
+
+
+def _parse(source: str | None) -> ast.Module | None:
+    if source is None:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _targets(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.Assign):
+        found = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+        found = [node.target]
+    else:
+        return []
+    return [n.id for t in found for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _edited_names(tree: ast.Module, added: set[int]) -> dict[str, int]:
+    """Module-level names whose assignment has an added line: name -> the first such line."""
+    out: dict[str, int] = {}
+    for node in tree.body:
+        lines = set(range(node.lineno, (node.end_lineno or node.lineno) + 1)) & added
+        if lines:
+            for name in _targets(node):
+                out.setdefault(name, min(lines))
+    return out
+
+
+def _reads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _closure(tree: ast.Module, names: set[str] | dict[str, str]) -> dict[str, str]:
+    """Each name built, directly or not, from `names` at module level -> the edited name it comes from
+    (`names` maps a name to its own origin, or is a set of edited names)."""
+    origin = dict(names) if isinstance(names, dict) else {n: n for n in names}
+    grew = True
+    while grew:
+        grew = False
+        for node in tree.body:
+            value = getattr(node, "value", None)
+            if value is None:
+                continue
+            hit = next((origin[r] for r in sorted(_reads(value)) if r in origin), None)
+            if hit is None:
+                continue
+            for t in _targets(node):
+                if t not in origin:
+                    origin[t] = hit
+                    grew = True
+    return origin
+
+
+def _imported(tree: ast.Module, names: dict[str, str], source_path: str, path: str) -> dict[str, str]:
+    """Names `path`'s module imports from the module at `source_path` that are in `names`: the name as
+    bound there -> the edited name it comes from."""
+    src_mod = source_path[:-3].rsplit("/", 1)[-1]
+    src_dotted = source_path[:-3].replace("/", ".")
+    same_folder = source_path.rpartition("/")[0] == path.rpartition("/")[0]
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        mod = node.module or ""
+        ours = (node.level == 1 and same_folder and mod == src_mod) or (
+            node.level == 0 and mod and src_dotted.endswith(mod) and mod.endswith(src_mod)
+        )
+        if ours:
+            out |= {a.asname or a.name: names[a.name] for a in node.names if a.name in names}
+    return out
+
+
+def _readers(path: str, text: str, tree: ast.Module, names: dict[str, str]) -> list[Changed]:
+    """The module's functions and methods (not nested ones) that read one of `names`."""
+    out: list[Changed] = []
+    lines = text.splitlines()
+    docs = module_docs(text)
+    for d in definitions(text):
+        if "<locals>" in d.qualname:
+            continue
+        hit = next((r for r in sorted(_reads(d.node)) if r in names), None)
+        if hit is None:
+            continue
+        c = _record(path, d, d, "reached", d.node.lineno, lines, lines, docs)
+        out.append(replace(c, via=names[hit]))
+    return out
