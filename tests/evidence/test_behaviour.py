@@ -1025,7 +1025,7 @@ def test_wrapped_variants_run_in_a_child_that_leaves_the_tests_state_alone(make_
     targets = [
         Changed("reader.py", "read_all", "modified", (4, 10), (4, 10), 8, "", "", (), False, False, False)
     ]
-    hook = harness.trace_hook(targets, max_calls=50, variants=2)  # the str call takes no slot
+    hook = harness.trace_hook(targets, max_calls=50, variants=3)
     runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
     sha = git(repo, "rev-parse", "HEAD").strip()
     run = runner.at_commit(repo, sha, hook)
@@ -1039,6 +1039,8 @@ def test_wrapped_variants_run_in_a_child_that_leaves_the_tests_state_alone(make_
             {"kind": "return", "repr": "'from a file'"},
         ),
     ]  # a str has nothing to wrap
+    broken = [(c.args, c.result) for c in calls if c.variant == "line break source"]
+    assert broken == [((("source", "'abc\\n'"),), {"kind": "return", "repr": "'abc\\n'"})]
     plain = [c for c in calls if not c.variant]
     assert len(plain) == 3 and all(c.result["kind"] == "return" for c in plain)
 
