@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -1192,3 +1193,52 @@ def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the
     )
     assert "check_value('text/html\\n'): before raises ValueError" in f["evidence"]
     assert "(it depends on `_VALUE_RE`, which this change edits)" in f["message"]
+
+
+def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_methods(tmp_path) -> None:
+    """The plugin alone (no sandbox: the code is this test's own): a method is found through its class's
+    mappingproxy, staticmethod and classmethod included; `self` and `cls` are never wrapped."""
+    (tmp_path / "box.py").write_text(
+        "class Box:\n"
+        "    def put(self, item, *more, key=None):\n        return len(item.read())\n\n"
+        "    @staticmethod\n    def size(item):\n        return len(item.read())\n\n"
+        "    @classmethod\n    def make(cls, item):\n        return len(item.read())\n"
+    )
+    (tmp_path / "test_box.py").write_text(
+        "import io\nfrom box import Box\n\n\ndef test_box():\n"
+        "    assert Box().put(io.BytesIO(b'ab'), key=1) == 2\n"
+        "    assert Box.size(io.BytesIO(b'abc')) == 3\n"
+        "    assert Box.make(io.BytesIO(b'abcd')) == 4\n"
+    )
+    scripts = Path(harness.__file__).parent
+    for name in ("prereview_probe.py", "prereview_trace.py"):
+        shutil.copy(scripts / name, tmp_path / name)
+    spec = {"targets": {"box.py": ["Box.put", "Box.size", "Box.make"]}, "out": "t.jsonl", "variants": 4}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "prereview_trace",
+            "-p",
+            "no:cacheprovider",
+            "test_box.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    calls, _ = compare.from_trace((tmp_path / "t.jsonl").read_text())
+    varied = sorted((c.callable.split("::")[1], c.variant, c.result["repr"]) for c in calls if c.variant)
+    assert varied == [
+        ("Box.make", "wrapped item", "4"),
+        ("Box.put", "wrapped item", "2"),
+        ("Box.size", "wrapped item", "3"),
+    ]

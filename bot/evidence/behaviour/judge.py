@@ -6,6 +6,9 @@ with the input, no model asked. Every other difference goes to the model with th
 description, as a grammar-constrained verdict: `intended` -> an info-level behaviour change in the
 summary; `bug` -> a medium inline finding on the callable's changed line, the example in its message and
 in `evidence`. A new callable has no base: only its failing doctests and hangs/crashes count.
+The tests' calls made again with a varied argument (see prereview_trace.py) and a context manager used
+inside itself are judged by rules alone: head failing on a wrapped argument base took, head letting a
+line break through that base rejected, and a nesting base restored and head does not are findings.
 """
 
 from __future__ import annotations
