@@ -1242,3 +1242,26 @@ def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_
         ("Box.put", "wrapped item", "2"),
         ("Box.size", "wrapped item", "3"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("head", "found"),
+    [("None", True), ("True", True), ("<re.Match object; span=(0, 4), match='abc\\n'>", True), ("3", False)],
+)
+def test_a_line_break_let_through_is_a_finding_only_where_it_is_passed_on(head: str, found: bool) -> None:
+    """A check that answers None or True, or a result that still holds the break, lets it through; a
+    result without it (head strips the value now) does not."""
+    c = _target("def f(value):\n    return value\n")
+    d = compare.Difference(
+        c.key,
+        "f('abc\\n')",
+        "t.py::test_f",
+        "raises ValueError: bad",
+        head,
+        {"kind": "raise", "type": "ValueError", "message": "bad"},
+        {"kind": "return", "repr": head},
+        variant="line break value",
+    )
+    j = judge.judge(c, [d], model=None, title="", body="", head_line=None)
+    assert [f.rule_id for f in j.findings] == (["behaviour/accepts-line-break"] if found else [])
+    assert not j.changes  # a variant's other differences are not listed either
