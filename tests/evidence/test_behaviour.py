@@ -1173,6 +1173,18 @@ def test_a_changed_module_level_value_reaches_the_functions_that_read_it_in_the_
     )
 
 
+def test_a_version_bump_is_metadata_and_reaches_no_function(make_repo) -> None:
+    from bot.evidence.behaviour.dependents import reached_callables
+
+    bump = make_repo(
+        {"meta.py": '__version__ = "1.0"\n\n\ndef agent():\n    return "x/" + __version__\n'},
+        {"meta.py": '__version__ = "1.1"\n\n\ndef agent():\n    return "x/" + __version__\n'},
+    )
+    assert not reached_callables(
+        parse(_diff(bump)), lambda p: _show(bump, "HEAD", p), lambda p: [], is_test=testrun.is_test_path
+    )
+
+
 @needs_bwrap
 def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the_changed_value(
     make_repo, tmp_path

@@ -83,13 +83,15 @@ def _targets(node: ast.stmt) -> list[str]:
 
 
 def _edited_names(tree: ast.Module, added: set[int]) -> dict[str, int]:
-    """Module-level names whose assignment has an added line: name -> the first such line."""
+    """Module-level names whose assignment has an added line: name -> the first such line (dunder names,
+    a version bump's `__version__`, are metadata: not followed)."""
     out: dict[str, int] = {}
     for node in tree.body:
         lines = set(range(node.lineno, (node.end_lineno or node.lineno) + 1)) & added
         if lines:
             for name in _targets(node):
-                out.setdefault(name, min(lines))
+                if not (name.startswith("__") and name.endswith("__")):  # __version__, __all__: metadata
+                    out.setdefault(name, min(lines))
     return out
 
 
