@@ -1205,6 +1205,7 @@ def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the
     )
     assert "check_value('text/html\\n'): before raises ValueError" in f["evidence"]
     assert "(it depends on `_VALUE_RE`, which this change edits)" in f["message"]
+    assert "`check_value('text/html\\n')` raised `ValueError: invalid header value" in f["message"]
 
 
 def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_methods(tmp_path) -> None:

@@ -131,7 +131,13 @@ def _where(d: Difference) -> str:
 
 def _sentence(d: Difference, first: bool = True) -> str:
     then = " before this change" if first else ""
-    return f"`{d.call}` returned `{d.before}`{then} and now {_now(d)}{_where(d)}"
+    return f"`{d.call}` {_was(d)}{then} and now {_now(d)}{_where(d)}"
+
+
+def _was(d: Difference) -> str:
+    if d.base.get("kind") == "raise":
+        return f"raised `{d.before.removeprefix('raises ')}`"
+    return f"returned `{d.before}`"
 
 
 def _now(d: Difference) -> str:
