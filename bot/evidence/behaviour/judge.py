@@ -179,6 +179,24 @@ def _finding(
     )
 
 
+def _report(
+    out: Judgement,
+    c: Changed,
+    shown: Sequence[Difference],
+    severity: str,
+    rule: str,
+    why: str,
+    quote: str | None,
+    examples: Sequence[Difference] | None = None,
+    **fields: Any,
+) -> None:
+    """Add the finding that shows `shown` (other Finding fields in `fields`), with the examples a patch
+    must give base's result on again (`examples`, else the shown ones)."""
+    f = replace(_finding(c, shown, severity, rule, why, quote), **fields)
+    out.findings.append(f)
+    out.examples[f.fingerprint] = _examples(shown if examples is None else examples)
+
+
 def _examples(diffs: Sequence[Difference]) -> list[Example]:
     return [
         Example(d.callable, d.call, d.origin, d.args, d.base, d.replay)
@@ -205,14 +223,19 @@ def judge(
     let_through = clearest([d for d in diffs if d.variant.startswith("line break ") and _let_through(d)])
     out = _judge_plain(c, [d for d in diffs if not d.variant], model, title, body, head_line, language)
     if let_through and not out.findings:
-        f = _finding(c, let_through[:2], "medium", "behaviour/accepts-line-break", _BREAK_WHY, head_line)
-        f = replace(f, category="security", cwe="CWE-93")
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(let_through[:2])
+        _report(
+            out,
+            c,
+            let_through[:2],
+            "medium",
+            "behaviour/accepts-line-break",
+            _BREAK_WHY,
+            head_line,
+            category="security",
+            cwe="CWE-93",
+        )
     if wrapped and not out.findings:
-        f = _finding(c, wrapped[:2], "medium", "behaviour/wrapped-input", _WRAPPED_WHY, head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(wrapped[:2])
+        _report(out, c, wrapped[:2], "medium", "behaviour/wrapped-input", _WRAPPED_WHY, head_line)
     return out
 
 
@@ -242,9 +265,7 @@ def _judge_plain(
     if failed:  # deterministic: the old code handled these inputs, the new one raises, hangs or crashes
         other = clearest([d for d in diffs if not d.head_failed])
         shown = failed[:2] + other[:1]
-        f = _finding(c, shown, "high", "behaviour/new-failure", "", head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(shown)
+        _report(out, c, shown, "high", "behaviour/new-failure", "", head_line)
         return out
     shown = clearest(diffs)[:3]
     # A context manager used inside itself must leave the outer block's state as it found it: base doing
@@ -252,9 +273,7 @@ def _judge_plain(
     nested = [d for d in diffs if d.origin == "nesting"]
     broke = [d for d in nested if _restores(d.base) and not _restores(d.head)]
     if broke:
-        f = _finding(c, broke[:1], "medium", "behaviour/nesting", _NESTING_WHY, head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(broke[:1])
+        _report(out, c, broke[:1], "medium", "behaviour/nesting", _NESTING_WHY, head_line)
         return out
     mended = [d for d in nested if _restores(d.head) and not _restores(d.base)]
     if mended and len(mended) == len(diffs):
@@ -271,9 +290,7 @@ def _judge_plain(
     fixed = [d for d in examples if _holds(d.want, d.head) and not _holds(d.want, d.base)]
     if broken:
         why = f"Its docstring expects `{(broken[0].want or '').strip()}`."
-        f = _finding(c, broken[:2], "medium", "behaviour/docstring-example", why, head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(broken[:2])
+        _report(out, c, broken[:2], "medium", "behaviour/docstring-example", why, head_line)
         return out
     if fixed:
         reason = "the docstring's example holds now (it did not before the change)"
@@ -285,9 +302,7 @@ def _judge_plain(
     lost = clearest([d for d in diffs if _lost_its_result(c, d)])
     if lost:  # deterministic: a value before, None now (a missing `return`), the docstring never says None
         why = "It returns None now where it returned a value."
-        f = _finding(c, lost[:2], "medium", "behaviour/lost-result", why, head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(lost[:2])
+        _report(out, c, lost[:2], "medium", "behaviour/lost-result", why, head_line)
         return out
     gained = [d for d in diffs if _gained_a_result(c, d)]
     if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
@@ -307,9 +322,7 @@ def _judge_plain(
             reason = "not clearly a bug (blind comparisons in both orders did not both prefer before)"
     if verdict == "bug":
         why = f"Judged a bug: {reason.rstrip('.')}." if reason else ""
-        f = _finding(c, shown[:2], "medium", "behaviour/changed-result", why, head_line)
-        out.findings.append(f)
-        out.examples[f.fingerprint] = _examples(shown)
+        _report(out, c, shown[:2], "medium", "behaviour/changed-result", why, head_line, examples=shown)
     else:
         out.changes += [
             BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)

@@ -127,42 +127,25 @@ class Recorder:
         fn, names, pos, kw = call
         method = "." in key.split("::", 1)[1]
         receiver = names[0] if method and names and names[0] in ("self", "cls") else None
-        tried = 0
-        for i, name in enumerate(names):
-            if name == receiver or tried >= 2 or self.n_variants >= self.max_variants:
-                continue
-            value = pos[i] if i < len(pos) else kw.get(name)
-            wrapped = wrap(value)
-            if wrapped is None:
-                continue
-            tried += 1
-            self.n_variants += 1
-            done.add(sig)  # only inputs with something to wrap count against `variants`
-            p, k = list(pos), dict(kw)
-            if i < len(p):
-                p[i] = wrapped
-            else:
-                k[name] = wrapped
-            shown = dict(reprs)
-            shown[name] = probe.safe_repr(wrapped, _ROOT, self.limit)
-            self._variant(key, fn, p, k, name, wrapped, shown, f"wrapped {name}")
-        broken = 0
-        for i, name in enumerate(names):
-            value = pos[i] if i < len(pos) else kw.get(name)
-            ended = _line_broken(value)
-            if name == receiver or ended is None or broken >= 2 or self.n_variants >= self.max_variants:
-                continue
-            broken += 1
-            self.n_variants += 1
-            done.add(sig)
-            p, k = list(pos), dict(kw)
-            if i < len(p):
-                p[i] = ended
-            else:
-                k[name] = ended
-            shown = dict(reprs)
-            shown[name] = probe.safe_repr(ended, _ROOT, self.limit)
-            self._variant(key, fn, p, k, name, ended, shown, f"line break {name}")
+        for make, label in ((wrap, "wrapped"), (_line_broken, "line break")):
+            tried = 0  # at most two arguments varied per kind
+            for i, name in enumerate(names):
+                if name == receiver or tried >= 2 or self.n_variants >= self.max_variants:
+                    continue
+                varied = make(pos[i] if i < len(pos) else kw.get(name))
+                if varied is None:
+                    continue
+                tried += 1
+                self.n_variants += 1
+                done.add(sig)  # only inputs with something to vary count against `variants`
+                p, k = list(pos), dict(kw)
+                if i < len(p):
+                    p[i] = varied
+                else:
+                    k[name] = varied
+                shown = dict(reprs)
+                shown[name] = probe.safe_repr(varied, _ROOT, self.limit)
+                self._variant(key, fn, p, k, name, varied, shown, f"{label} {name}")
 
     def _variant(
         self,
