@@ -1278,3 +1278,49 @@ def test_a_line_break_let_through_is_a_finding_only_where_it_is_passed_on(head: 
     j = judge.judge(c, [d], model=None, title="", body="", head_line=None)
     assert [f.rule_id for f in j.findings] == (["behaviour/accepts-line-break"] if found else [])
     assert not j.changes  # a variant's other differences are not listed either
+
+
+def test_variants_stop_after_two_children_hang(tmp_path) -> None:
+    """A function that hangs on a wrapper costs the test run at most two variant timeouts."""
+    (tmp_path / "slow.py").write_text(
+        "import time\n\n\ndef use(pair):\n"
+        "    n, obj = pair\n"
+        "    if type(obj).__name__ == 'Proxy':\n"
+        "        open(f'hung-{n}', 'w').close()\n"  # an empty file: allowed in the child
+        "        time.sleep(60)\n"
+        "    return 1\n"
+    )
+    (tmp_path / "test_slow.py").write_text(
+        "import io\nfrom slow import use\n\n\ndef test_use():\n"
+        "    for i in range(5):\n        assert use((i, io.BytesIO())) == 1\n"
+    )
+    scripts = Path(harness.__file__).parent
+    for name in ("prereview_probe.py", "prereview_trace.py"):
+        shutil.copy(scripts / name, tmp_path / name)
+    spec = {"targets": {"slow.py": ["use"]}, "out": "t.jsonl", "variants": 5, "variant_timeout": 1}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "prereview_trace",
+            "-p",
+            "no:cacheprovider",
+            "test_slow.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    calls, _ = compare.from_trace((tmp_path / "t.jsonl").read_text())
+    assert [c for c in calls if c.variant] == []  # hung children leave no record
+    assert len(calls) == 5
+    # two children were made and hung, not five: the run stopped making variants
+    assert sorted(p.name for p in tmp_path.glob("hung-*")) == ["hung-0", "hung-1"]

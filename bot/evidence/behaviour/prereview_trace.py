@@ -20,7 +20,8 @@ are both given the variant, so a wrapper base handled and head does not is seen.
 forked child, so the test's own call and everything after it see no side effect in memory: the child's
 standard streams go to /dev/null, its inherited sockets and pipes are closed, it may not grow any file,
 and the offsets of the parent's open files are put back after it. A child that hangs or dies gives no
-record (noise, not evidence).
+record (noise, not evidence); after two children have hung (`variant_timeout`, 5 s) the run makes no
+more variants, so they cannot cost a test run more than that.
 
 Line-break variants (same budget): the call made again with a str or bytes argument ending in a newline.
 A check that rejected it at base and lets it through at head has lost its guard against header and log
@@ -67,6 +68,7 @@ class Recorder:
         self.variant_timeout = float(spec.get("variant_timeout", 5.0))
         self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given a wrapped variant
         self.n_variants = 0
+        self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
 
     # -------------------------------------------------------------- which code is a target
 
@@ -200,6 +202,9 @@ class Recorder:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([r], [], [], left)[0]:
+                    self.hung += 1
+                    if self.hung >= MAX_HUNG:  # a run's variants may not cost the test run more than this
+                        self.variants = 0
                     break
                 chunk = os.read(r, 65536)
                 if not chunk:
@@ -260,6 +265,9 @@ def _arguments(frame: Any) -> dict[str, Any]:
     n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
     loc = frame.f_locals
     return {name: loc[name] for name in code.co_varnames[:n] if name in loc}
+
+
+MAX_HUNG = 2
 
 
 class Proxy:
