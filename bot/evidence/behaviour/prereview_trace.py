@@ -26,8 +26,9 @@ more variants, so they cannot cost a test run more than that.
 Line-break variants (same budget): the call made again with a str or bytes argument ending in a newline.
 A check that rejected it at base and lets it through at head has lost its guard against header and log
 injection (a regex anchored with `$` instead of `\\Z` is the usual way).
-`sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before; events
-are on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
+
+Events: `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before;
+on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Recorder:
         self.variants = int(spec.get("variants", 0)) if hasattr(os, "fork") else 0
         self.max_variants = int(spec.get("max_variants", 40))
         self.variant_timeout = float(spec.get("variant_timeout", 5.0))
-        self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given a wrapped variant
+        self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given variants
         self.n_variants = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
 
@@ -333,7 +334,7 @@ def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str
     """(function, parameter names, positional values, keyword values) of the call `frame` starts, the
     function found by its qualified name in its module (through staticmethod, classmethod, property and
     `__wrapped__`); None when it cannot be found."""
-    code: Any = frame.f_code
+    target: Any = frame.f_code
     obj: Any = frame.f_globals.get(qual.split(".")[0])
     for part in qual.split(".")[1:]:
         space = getattr(obj, "__dict__", None)  # a class's is a mappingproxy
@@ -343,13 +344,12 @@ def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str
             return None
     obj = getattr(obj, "fget", None) if isinstance(obj, property) else getattr(obj, "__func__", obj)
     for _ in range(5):
-        if getattr(obj, "__code__", None) is code:
+        if getattr(obj, "__code__", None) is target:
             break
         obj = getattr(obj, "__wrapped__", None)
-    if getattr(obj, "__code__", None) is not code:
+    if getattr(obj, "__code__", None) is not target:
         return None
-    loc = frame.f_locals
-    code = frame.f_code
+    loc, code = frame.f_locals, frame.f_code
     n, k = code.co_argcount, code.co_kwonlyargcount
     names = list(code.co_varnames[: n + k])
     if any(x not in loc for x in names):
