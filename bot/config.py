@@ -214,7 +214,7 @@ class BehaviourConfig(_Section):
     wrapped_inputs: int = Field(
         4,
         ge=0,
-        description="Inputs per changed function its tests also pass in a forwarding proxy (0: off)",
+        description="Inputs per changed function whose test calls are also made varied (0: off)",
     )
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"

@@ -228,7 +228,8 @@ def test_same_inputs_different_results_are_differences_matched_call_by_call() ->
 def _target(source: str, kind: str = "modified") -> Changed:
     from bot.evidence.behaviour import callables as cm
 
-    d = cm.definitions(source)[0]
+    tree = cm.parse(source)
+    d = cm.definitions(tree)[0]
     return cm._record(
         "m.py",
         d,
@@ -237,7 +238,7 @@ def _target(source: str, kind: str = "modified") -> Changed:
         d.span[0],
         source.splitlines(),
         source.splitlines(),
-        cm.module_docs(source),
+        cm.module_docs(tree),
     )
 
 
@@ -1208,6 +1209,26 @@ def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the
     assert "`check_value('text/html\\n')` raised `ValueError: invalid header value" in f["message"]
 
 
+def _plugin_alone(tmp_path: Path, targets: dict, **spec) -> list[compare.Call]:
+    """The tracer plugin alone (no sandbox: the code is the test's own) on the test files in `tmp_path`,
+    which must pass; the calls it recorded."""
+    scripts = Path(harness.__file__).parent
+    for name in ("prereview_probe.py", "prereview_trace.py"):
+        shutil.copy(scripts / name, tmp_path / name)
+    (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    return compare.from_trace((tmp_path / "t.jsonl").read_text())[0]
+
+
 def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_methods(tmp_path) -> None:
     """The plugin alone (no sandbox: the code is this test's own): a method is found through its class's
     mappingproxy, staticmethod and classmethod included; `self` and `cls` are never wrapped."""
@@ -1223,32 +1244,7 @@ def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_
         "    assert Box.size(io.BytesIO(b'abc')) == 3\n"
         "    assert Box.make(io.BytesIO(b'abcd')) == 4\n"
     )
-    scripts = Path(harness.__file__).parent
-    for name in ("prereview_probe.py", "prereview_trace.py"):
-        shutil.copy(scripts / name, tmp_path / name)
-    spec = {"targets": {"box.py": ["Box.put", "Box.size", "Box.make"]}, "out": "t.jsonl", "variants": 4}
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "prereview_trace",
-            "-p",
-            "no:cacheprovider",
-            "test_box.py",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    calls, _ = compare.from_trace((tmp_path / "t.jsonl").read_text())
+    calls = _plugin_alone(tmp_path, {"box.py": ["Box.put", "Box.size", "Box.make"]}, variants=4)
     varied = sorted((c.callable.split("::")[1], c.variant, c.result["repr"]) for c in calls if c.variant)
     assert varied == [
         ("Box.make", "wrapped item", "4"),
@@ -1294,32 +1290,7 @@ def test_variants_stop_after_two_children_hang(tmp_path) -> None:
         "import io\nfrom slow import use\n\n\ndef test_use():\n"
         "    for i in range(5):\n        assert use((i, io.BytesIO())) == 1\n"
     )
-    scripts = Path(harness.__file__).parent
-    for name in ("prereview_probe.py", "prereview_trace.py"):
-        shutil.copy(scripts / name, tmp_path / name)
-    spec = {"targets": {"slow.py": ["use"]}, "out": "t.jsonl", "variants": 5, "variant_timeout": 1}
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "prereview_trace",
-            "-p",
-            "no:cacheprovider",
-            "test_slow.py",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    calls, _ = compare.from_trace((tmp_path / "t.jsonl").read_text())
+    calls = _plugin_alone(tmp_path, {"slow.py": ["use"]}, variants=5, variant_timeout=1)
     assert [c for c in calls if c.variant] == []  # hung children leave no record
     assert len(calls) == 5
     # two children were made and hung, not five: the run stopped making variants

@@ -71,11 +71,19 @@ class _Def:
     is_method: bool
 
 
-def definitions(source: str) -> list[_Def]:
-    """Every function/method in a module with its qualified name; [] when the source does not parse."""
+def parse(source: str | None) -> ast.Module | None:
+    """The module's AST; None when there is no source or it does not parse."""
+    if source is None:
+        return None
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
+        return None
+
+
+def definitions(tree: ast.Module | None) -> list[_Def]:
+    """Every function/method in a module with its qualified name; [] for a module that did not parse."""
+    if tree is None:
         return []
     out: list[_Def] = []
 
@@ -147,7 +155,7 @@ def changed_tests(
         if not f.path.endswith(".py") or not is_test(f.path):
             continue
         head, base = read_head(f.path) or "", (read_base(f.old_path) if f.status != "added" else "") or ""
-        head_defs, base_defs = definitions(head), definitions(base)
+        head_defs, base_defs = definitions(parse(head)), definitions(parse(base))
         for h in f.hunks:
             for ln in h.lines:
                 if ln.kind == "+" and ln.new_no is not None:
@@ -164,7 +172,8 @@ def changed_tests(
 
 
 def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
-    head_defs, base_defs = definitions(head), definitions(base)
+    head_tree = parse(head)
+    head_defs, base_defs = definitions(head_tree), definitions(parse(base))
     base_by_name = {d.qualname: d for d in base_defs}
     head_by_name = {d.qualname: d for d in head_defs}
     added: dict[str, list[int]] = {}
@@ -186,7 +195,7 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
             if ln.new_no is not None:
                 prev_new = ln.new_no
     head_lines, base_lines = head.splitlines(), base.splitlines()
-    docs = module_docs(head)
+    docs = module_docs(head_tree)
     out: list[Changed] = []
     for q in dict.fromkeys([*added, *removed]):
         hd, bd = head_by_name.get(q), base_by_name.get(q)
@@ -199,13 +208,11 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
     return sorted(out, key=lambda c: c.anchor)
 
 
-def module_docs(source: str) -> list[tuple[str, str]]:
+def module_docs(tree: ast.Module | None) -> list[tuple[str, str]]:
     """The module's documentation outside its functions, as (class, text): the module docstring and bare
     string statements at module level (documentation blocks, attribute docstrings) with class "", and each
     top-level class's docstrings and strings with its name, in file order."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    if tree is None:
         return []
     out: list[tuple[str, str]] = []
     owners: list[tuple[str, ast.Module | ast.ClassDef]] = [("", tree)]

@@ -30,7 +30,8 @@ class Call:
     expr: str = ""  # the call as written (doctest), else built from args
     want: str | None = None  # a doctest example's expected output
     replay: Input | None = None  # the generated input it came from (None: a call from the tests)
-    variant: str = ""  # "wrapped x": a test's call made again with argument x in a forwarding proxy
+    variant: str = ""  # a test's call made again with argument x varied: "wrapped x" (in a forwarding
+    # proxy) or "line break x" (a str/bytes ending in a newline)
 
     def text(self) -> str:
         if self.expr:

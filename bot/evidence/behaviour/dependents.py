@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...change.diff import Diff
-from .callables import Changed, _record, definitions, module_docs
+from .callables import Changed, _record, definitions, module_docs, parse
 
 Reader = Callable[[str], "str | None"]
 MAX_REACHED = 6  # callables per change: the closest first (the changed module's own, then the folder's)
@@ -36,7 +36,7 @@ def reached_callables(
         if not f.path.endswith(".py") or f.status == "deleted" or f.is_binary or is_test(f.path):
             continue
         source = read_head(f.path)
-        tree = _parse(source)
+        tree = parse(source)
         if tree is None or source is None:
             continue
         added = {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no is not None}
@@ -47,7 +47,7 @@ def reached_callables(
         modules = [f.path, *(p for p in folder_modules(f.path) if p != f.path and not is_test(p))]
         for path in modules:
             text = source if path == f.path else read_head(path)
-            mod = tree if path == f.path else _parse(text)
+            mod = tree if path == f.path else parse(text)
             if mod is None or text is None:
                 continue
             here = names if path == f.path else _closure(mod, _imported(mod, names, f.path, path))
@@ -56,20 +56,9 @@ def reached_callables(
             for c in _readers(path, text, mod, here):
                 if c.key in have or len(out) >= MAX_REACHED:
                     continue
-                name = c.via
-                line = edited.get(name) or min(edited.values())
-                have.add(c.key)
-                out.append(replace(c, report_path=f.path, anchor=line, via=name))
+                have.add(c.key)  # c.via is an edited name: `here` maps every name to one
+                out.append(replace(c, report_path=f.path, anchor=edited[c.via]))
     return out
-
-
-def _parse(source: str | None) -> ast.Module | None:
-    if source is None:
-        return None
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _targets(node: ast.stmt) -> list[str]:
@@ -143,8 +132,8 @@ def _readers(path: str, text: str, tree: ast.Module, names: dict[str, str]) -> l
     """The module's functions and methods (not nested ones) that read one of `names`."""
     out: list[Changed] = []
     lines = text.splitlines()
-    docs = module_docs(text)
-    for d in definitions(text):
+    docs = module_docs(tree)
+    for d in definitions(tree):
         if "<locals>" in d.qualname:
             continue
         hit = next((r for r in sorted(_reads(d.node)) if r in names), None)

@@ -112,12 +112,10 @@ class Judgement:
 
 
 def _where(d: Difference) -> str:
-    if d.variant.startswith("wrapped "):
-        arg = d.variant.split(" ", 1)[1]
-        return f" (a call in test `{d.origin}`, made again with `{arg}` in a forwarding proxy)"
-    if d.variant.startswith("line break "):
-        arg = d.variant.rsplit(" ", 1)[1]
-        return f" (a call in test `{d.origin}`, made again with a line break at the end of `{arg}`)"
+    if d.variant:  # "wrapped x" | "line break x"
+        kind, arg = d.variant.rsplit(" ", 1)
+        how = f"`{arg}` in a forwarding proxy" if kind == "wrapped" else f"a line break at the end of `{arg}`"
+        return f" (a call in test `{d.origin}`, made again with {how})"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
     return {
@@ -195,6 +193,14 @@ def _report(
     f = replace(_finding(c, shown, severity, rule, why, quote), **fields)
     out.findings.append(f)
     out.examples[f.fingerprint] = _examples(shown if examples is None else examples)
+
+
+def _list(out: Judgement, c: Changed, diffs: Sequence[Difference], reason: str) -> None:
+    """Add the differences as intended behaviour changes (the summary's list), with why they look so."""
+    out.changes += [
+        BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
+        for d in diffs
+    ]
 
 
 def _examples(diffs: Sequence[Difference]) -> list[Example]:
@@ -278,10 +284,7 @@ def _judge_plain(
     mended = [d for d in nested if _restores(d.head) and not _restores(d.base)]
     if mended and len(mended) == len(diffs):
         reason = "used inside itself, it now puts back the state it found (it did not before)"
-        out.changes += [
-            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
-            for d in mended
-        ]
+        _list(out, c, mended, reason)
         return out
     # The docstring's own examples are the function's spec: head breaking one that base kept is a bug,
     # head making one hold that base broke is the change fixing it; no model is asked either way.
@@ -294,10 +297,7 @@ def _judge_plain(
         return out
     if fixed:
         reason = "the docstring's example holds now (it did not before the change)"
-        out.changes += [
-            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
-            for d in shown
-        ]
+        _list(out, c, shown, reason)
         return out
     lost = clearest([d for d in diffs if _lost_its_result(c, d)])
     if lost:  # deterministic: a value before, None now (a missing `return`), the docstring never says None
@@ -307,10 +307,7 @@ def _judge_plain(
     gained = [d for d in diffs if _gained_a_result(c, d)]
     if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
         reason = "it returns a value now where it returned None before"
-        out.changes += [
-            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
-            for d in clearest(gained)[:3]
-        ]
+        _list(out, c, clearest(gained)[:3], reason)
         return out
     verdict, reason, seconds = _ask(c, shown, model, title, body, language)
     out.seconds_model = seconds
@@ -324,10 +321,7 @@ def _judge_plain(
         why = f"Judged a bug: {reason.rstrip('.')}." if reason else ""
         _report(out, c, shown[:2], "medium", "behaviour/changed-result", why, head_line, examples=shown)
     else:
-        out.changes += [
-            BehaviourChange(c.finding_path, c.anchor, c.qualname, d.call, d.before, d.after, reason, d.origin)
-            for d in shown
-        ]
+        _list(out, c, shown, reason)
     return out
 
 

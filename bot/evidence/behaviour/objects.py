@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .callables import Param, parameters
+from .callables import Param, parameters, parse
 
 MAX_FILES = 40  # modules read for classes: the changed ones and those beside them
 
@@ -43,10 +43,8 @@ def project_classes(paths: Iterable[str], read: Callable[[str], str | None]) -> 
     """Top-level classes of the given modules, by name (the first definition of a name wins)."""
     out: dict[str, ProjectClass] = {}
     for path in list(dict.fromkeys(paths))[:MAX_FILES]:
-        text = read(path)
-        try:
-            tree = ast.parse(text or "")
-        except (SyntaxError, ValueError):
+        tree = parse(read(path))
+        if tree is None:
             continue
         for node in tree.body:
             if not isinstance(node, ast.ClassDef) or node.name in out:

@@ -124,12 +124,12 @@ class Recorder:
         done = self._varied.setdefault(key, set())
         if sig in done or len(done) >= self.variants:
             return
-        call = _call_of(frame, key.split("::", 1)[1])
+        qual = key.split("::", 1)[1]
+        call = _call_of(frame, qual)
         if call is None:
             return
         fn, names, pos, kw = call
-        method = "." in key.split("::", 1)[1]
-        receiver = names[0] if method and names and names[0] in ("self", "cls") else None
+        receiver = names[0] if "." in qual and names and names[0] in ("self", "cls") else None
         for make, label in ((wrap, "wrapped"), (_line_broken, "line break")):
             tried = 0  # at most two arguments varied per kind
             for i, name in enumerate(names):
