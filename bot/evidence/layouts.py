@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 import tomllib
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
 Reader = Callable[[str], str | None]
 
@@ -78,7 +79,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
                 continue
             reqs.append(line)
 
-    for f in sorted(f for f in files if _REQ_FILE.match(f)):
+    for f in requirement_files(files):
         if f not in dep_files:
             dep_files.append(f)
             add_lines((read(f) or "").splitlines(), f)
@@ -125,17 +126,62 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     )
 
 
-def uv_lock_pins(text: str | None, own: str | None) -> tuple[str, ...]:
-    """`name==version` for each package uv.lock pins from an index (one version only; not the project,
-    not workspace members): pip constraints, so a venv built without uv gets the locked versions."""
+def requirement_files(files: Sequence[str]) -> list[str]:
+    """The requirement files a test environment reads, without their alternatives: `x.in` when `x.txt`
+    (pip-compile's output) is there, and a variant `x-min.txt` / `x-pallets-dev.txt` of a file `x.txt` in
+    the same folder (tox picks those by factor; together they conflict, and `-dev` variants fetch
+    branches from github). The root's `requirements.txt` is never the plain file of a variant:
+    `requirements-test.txt` beside it is a second set, not an alternative. A kept file's `-r` is still
+    followed, so a variant it names explicitly is read."""
+    matched = sorted(f for f in files if _REQ_FILE.match(f))
+    stems = {f.rsplit(".", 1)[0] for f in matched} - {"requirements"}
+    kept = []
+    for f in matched:
+        stem, ext = f.rsplit(".", 1)
+        if ext == "in" and f"{stem}.txt" in matched:
+            continue
+        if not any(stem.startswith(plain) and stem[len(plain)] in "-_." for plain in stems - {stem}):
+            kept.append(f)
+    return kept
+
+
+def uv_lock_pins(
+    text: str | None, own: str | None, environment: dict[str, str] | None = None
+) -> tuple[str, ...]:
+    """`name==version` for each package uv.lock pins from an index (not the project, not workspace
+    members): pip constraints, so a venv built without uv gets the locked versions. A package locked at
+    several versions (a fork by Python version: pytest 8 for 3.9, 9 for 3.10+) gets the one whose
+    `resolution-markers` hold for `environment` (this interpreter's by default). None or several
+    hold, or a marker is unreadable: left to pip."""
     versions: dict[str, set[str]] = {}
+    unsure: set[str] = set()
     for pkg in _toml(text).get("package", []):
         if not isinstance(pkg, dict) or not isinstance(pkg.get("source"), dict):
             continue
         name, version = pkg.get("name"), pkg.get("version")
-        if "registry" in pkg["source"] and isinstance(name, str) and isinstance(version, str):
+        if "registry" not in pkg["source"] or not isinstance(name, str) or not isinstance(version, str):
+            continue
+        holds = _holds(pkg.get("resolution-markers"), environment)
+        if holds is None:
+            unsure.add(norm(name))
+        elif holds:
             versions.setdefault(norm(name), set()).add(version)
-    return tuple(f"{n}=={next(iter(v))}" for n, v in sorted(versions.items()) if len(v) == 1 and n != own)
+    return tuple(
+        f"{n}=={next(iter(v))}"
+        for n, v in sorted(versions.items())
+        if len(v) == 1 and n != own and n not in unsure
+    )
+
+
+def _holds(markers: Any, environment: dict[str, str] | None) -> bool | None:
+    """Does one of a lock entry's resolution markers hold (True without any)? None: one is unreadable,
+    and the package is left to pip."""
+    if not isinstance(markers, list) or not markers:
+        return True
+    try:
+        return any(Marker(str(m)).evaluate(environment) for m in markers)
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return None
 
 
 def import_roots(

@@ -45,6 +45,7 @@ def build_venv(
     reqs = list(layout.requirements)
     if not any(layouts.norm(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) == "pytest" for r in reqs):
         reqs.insert(0, "pytest")
+    pins = layouts.uv_lock_pins(read("uv.lock"), layout.name) if layout.uv_lock else ()
     key = file_hash(
         read,
         layout.dep_files,
@@ -54,6 +55,7 @@ def build_venv(
         reqs,
         layout.name,
         cfg.tests.wheels_only,
+        *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
@@ -65,7 +67,6 @@ def build_venv(
             )
             fresh(d)
             (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
-            pins = layouts.uv_lock_pins(read("uv.lock"), layout.name) if layout.uv_lock else ()
             (d / "constraints.txt").write_text("".join(f"{p}\n" for p in pins), encoding="utf-8")
             reqs_args = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
             if cfg.tests.wheels_only:  # no package's build code runs on this host

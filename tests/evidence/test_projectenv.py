@@ -115,6 +115,64 @@ source = { registry = "https://pypi.org/simple" }
     assert layouts.uv_lock_pins("not toml [", None) == ()
 
 
+def test_a_lock_forked_by_python_version_pins_the_version_for_this_interpreter():
+    lock = """
+version = 1
+[[package]]
+name = "pytest"
+version = "8.4.2"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = ["python_full_version < '3.10'"]
+[[package]]
+name = "pytest"
+version = "9.0.2"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = ["python_full_version >= '3.12'", "python_full_version == '3.11.*'"]
+[[package]]
+name = "odd"
+version = "1"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = ["python_full_version <<< nonsense"]
+[[package]]
+name = "odd"
+version = "2"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = ["python_full_version >= '3.12'"]
+"""
+    on = {"python_full_version": "3.11.4", "python_version": "3.11"}
+    assert layouts.uv_lock_pins(lock, None, on) == ("pytest==9.0.2",)  # odd: a marker is unreadable
+    old = {"python_full_version": "3.9.18", "python_version": "3.9"}
+    assert layouts.uv_lock_pins(lock, None, old) == ("pytest==8.4.2",)
+    new = {"python_full_version": "3.12.1", "python_version": "3.12"}
+    assert layouts.uv_lock_pins(lock, None, new) == ("pytest==9.0.2",)
+    assert layouts.uv_lock_pins(lock, None) in (("pytest==9.0.2",), ("pytest==8.4.2",), ())
+
+
+def test_alternative_requirement_files_are_left_out():
+    flask = [  # flask 2.2: tox picks tests-pallets-min / -dev by factor; -dev fetches github branches
+        *(
+            f"requirements/{n}.{x}"
+            for n in ("dev", "docs", "tests", "tests-pallets-dev", "tests-pallets-min")
+            for x in ("in", "txt")
+        ),
+        "src/flask/__init__.py",
+    ]
+    assert layouts.requirement_files(flask) == ["requirements/dev.txt", "requirements/tests.txt"]
+    root = ["requirements.txt", "requirements-test.txt", "requirements-test-min.txt", "requirements/ci.in"]
+    assert layouts.requirement_files(root) == [
+        "requirements-test.txt",
+        "requirements.txt",
+        "requirements/ci.in",
+    ]
+    files = {
+        "requirements/tests.txt": "-r tests-extra.txt\npytest==8\n",
+        "requirements/tests-extra.txt": "freezegun\n",
+        "requirements/tests-min.txt": "pytest==6\n",
+    }
+    got = layout(files)
+    assert got.requirements == ("freezegun", "pytest==8")  # a variant the kept file names is still read
+
+
 def test_toolchains_are_found_from_the_command_and_manifests():
     files = ["package.json", "package-lock.json", "web/package.json"]
     tc = layouts.toolchain(["npm", "test"], files)
