@@ -7,6 +7,7 @@ revision (`git show`) as well as on a directory.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -54,7 +55,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     name = project.get("name") or _ini_get(setup_cfg, "metadata", "name")
     name = norm(name) if isinstance(name, str) and name.strip() else None
     dep_files: list[str] = [
-        f for f in ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "uv.lock") if f in top
+        f for f in ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py", "uv.lock") if f in top
     ]
     reqs: list[str] = []
     extras: set[str] = set(TEST_EXTRAS)
@@ -115,6 +116,11 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         reqs += _lines(_ini_get(setup_cfg, "options", "install_requires"))
         for extra in sorted(extras):
             reqs += _lines(_ini_get(setup_cfg, "options.extras_require", extra))
+    if "setup.py" in top:
+        install, extras_req = setup_py_requirements(read("setup.py"))
+        reqs += install
+        for extra in sorted(extras):
+            reqs += extras_req.get(extra, [])
     own = {name} if name else set()
     kept = [r for r in dict.fromkeys(r.strip() for r in reqs) if r and _req_name(r) not in own]
     return PythonLayout(
@@ -143,6 +149,41 @@ def requirement_files(files: Sequence[str]) -> list[str]:
         if not any(stem.startswith(plain) and stem[len(plain)] in "-_." for plain in stems - {stem}):
             kept.append(f)
     return kept
+
+
+def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[str]]]:
+    """`install_requires` and `extras_require` of a `setup(...)` call in setup.py, where they are literals
+    (read from the syntax tree; setup.py is never run). Anything computed is left out."""
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return [], {}
+    install: list[str] = []
+    extras: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(func, ast.Name) and func.id == "setup") and not (
+            isinstance(func, ast.Attribute) and func.attr == "setup"
+        ):
+            continue
+        for kw in node.keywords:  # type: ignore[union-attr]
+            try:
+                value = ast.literal_eval(kw.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if kw.arg == "install_requires":
+                install += _strings(value)
+            elif kw.arg == "extras_require" and isinstance(value, dict):
+                for k, v in value.items():
+                    if isinstance(k, str):
+                        extras.setdefault(k.split(":", 1)[0], []).extend(_strings(v))
+    return install, extras
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return _lines(value)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else []
 
 
 def uv_lock_pins(

@@ -148,6 +148,23 @@ resolution-markers = ["python_full_version >= '3.12'"]
     assert layouts.uv_lock_pins(lock, None) in (("pytest==9.0.2",), ("pytest==8.4.2",), ())
 
 
+def test_setup_py_literal_requirements_are_read_without_running_it():
+    setup_py = """from setuptools import setup
+import os
+setup(
+    name="Flask",
+    install_requires=["Werkzeug >= 2.2.2", "click >= 8.0"],
+    extras_require={"test": ["pytest-mock"], "async": ["asgiref"], "dev:python_version<'3.8'": ["mock"]},
+    tests_require=os.environ["NEVER_READ"],
+)
+"""
+    got = layout({"setup.py": setup_py, "src/flask/__init__.py": ""})
+    assert got.requirements == ("Werkzeug >= 2.2.2", "click >= 8.0", "mock", "pytest-mock")
+    assert "setup.py" in got.dep_files
+    assert layouts.setup_py_requirements("setup(install_requires=deps())") == ([], {})
+    assert layouts.setup_py_requirements("def (") == ([], {})
+
+
 def test_alternative_requirement_files_are_left_out():
     flask = [  # flask 2.2: tox picks tests-pallets-min / -dev by factor; -dev fetches github branches
         *(
