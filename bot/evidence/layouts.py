@@ -161,12 +161,14 @@ def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[s
     install: list[str] = []
     extras: dict[str, list[str]] = {}
     for node in ast.walk(tree):
-        func = node.func if isinstance(node, ast.Call) else None
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
         if not (isinstance(func, ast.Name) and func.id == "setup") and not (
             isinstance(func, ast.Attribute) and func.attr == "setup"
         ):
             continue
-        for kw in node.keywords:  # type: ignore[union-attr]
+        for kw in node.keywords:
             try:
                 value = ast.literal_eval(kw.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
