@@ -4,6 +4,7 @@ purpose (down, slow, garbage, 5xx, schema styles), and a real `llama_cpp.server`
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -130,6 +131,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(503, "busy", "text/plain")
             else:
                 self._send(200, json.dumps(completion(self.server.reply)))
+        elif mode == "logprobs":  # llama-server / vLLM / OpenAI: one token's top_logprobs
+            reply = completion("Yes")
+            top = [
+                {"token": "Yes", "logprob": -0.2},
+                {"token": " yes", "logprob": -2.0},
+                {"token": "No", "logprob": -1.9},
+            ]
+            reply["choices"][0]["logprobs"] = {
+                "content": [{"token": "Yes", "logprob": -0.2, "top_logprobs": top}]
+            }
+            self._send(200, json.dumps(reply))
         elif mode == "unauth":
             self._send(401, json.dumps({"error": "invalid api key"}))
         else:
@@ -227,6 +239,21 @@ def test_server_misbehaving_is_a_model_error(stub: Stub, mode: str, kw: dict, ma
     with pytest.raises(ModelError, match=match) as info:
         model_at(f"{stub.base}/{mode}/v1", api_key="sk-secret-999", **kw).complete(MSGS, max_tokens=8)
     assert "sk-secret-999" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_scores_come_from_the_servers_top_logprobs(stub: Stub) -> None:
+    got = model_at(f"{stub.base}/logprobs").score(MSGS, ["yes", "no", "maybe"])
+    assert got is not None and got.prompt_tokens == 42
+    assert got.logprobs["yes"] == pytest.approx(math.log(math.exp(-0.2) + math.exp(-2.0)))  # spellings folded
+    assert got.logprobs["no"] == -1.9 and got.logprobs["maybe"] == -30.0  # not in the top 20
+    _, _, body = stub.requests[-1]
+    assert body["logprobs"] is True and body["max_tokens"] == 1 and body["top_logprobs"] == 20
+
+
+@pytest.mark.parametrize("mode", ["ok", "html", "err500", "unauth"])
+def test_a_server_without_logprobs_scores_nothing(stub: Stub, mode: str) -> None:
+    assert model_at(f"{stub.base}/{mode}").score(MSGS, ["yes", "no"]) is None
+    assert model_at(f"http://127.0.0.1:{closed_port()}").score(MSGS, ["yes", "no"]) is None
 
 
 def test_server_down() -> None:

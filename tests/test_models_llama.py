@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,18 @@ def test_cli_review_of_a_bug_introducing_change(
     for f in doc["findings"]:
         if f["in_diff"]:
             assert d.has_line(f["path"], f["line"], f["side"]), f
+
+
+def test_scores_are_log_probabilities_of_the_first_token_and_reproducible(llm: Any) -> None:
+    msgs = [Message("system", "Answer with one word: yes or no."), Message("user", "Is 7 a prime number?")]
+    got = llm.score(msgs, ["yes", "no"])
+    assert got is not None and got.prompt_tokens > 0
+    assert all(v <= 0.0 for v in got.logprobs.values())
+    assert sum(math.exp(v) for v in got.logprobs.values()) <= 1.0 + 1e-6
+    llm.complete([Message("user", "Say hi.")], max_tokens=4)  # another prompt in the KV cache between
+    again = llm.score(msgs, ["yes", "no"])
+    assert again is not None
+    assert again.logprobs == pytest.approx(got.logprobs, abs=1e-3)
 
 
 def test_corrupt_gguf_is_refused(tmp_path: Path) -> None:

@@ -28,6 +28,16 @@ class Completion:
     prompt_tokens_evaluated: int | None = None  # after KV prefix-cache reuse, where known
 
 
+@dataclass(frozen=True)
+class Scores:
+    """How likely each word is as the start of the reply: natural-log probabilities, case and a leading
+    space folded together (`yes`, `Yes`, ` yes`)."""
+
+    logprobs: dict[str, float]
+    prompt_tokens: int
+    seconds: float
+
+
 class Model(Protocol):
     name: str
     n_ctx: int
@@ -42,3 +52,8 @@ class Model(Protocol):
     ) -> Completion: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+    def score(self, messages: list[Message], words: list[str]) -> Scores | None:
+        """The reply's first-token probabilities for `words` (one token each, as in `yes`/`no`), without
+        sampling; None where the backend cannot tell (a server that returns no logprobs)."""
+        ...

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..config import ModelConfig
 from . import catalog
-from .base import Completion, Message, ModelError
+from .base import Completion, Message, ModelError, Scores
 from .hardware import cpu_quota
 
 _TOKEN_DTYPE = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
@@ -161,7 +161,29 @@ class LlamaCppModel:
             text = self._llm.detokenize(out).decode("utf-8", errors="replace")
             return Completion(text, reason, len(tokens), len(out), time.monotonic() - t0, evaluated)
 
+    def score(self, messages: list[Message], words: list[str]) -> Scores | None:
+        prompt = self._format(messages)
+        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        if len(tokens) + 1 > self.n_ctx:
+            return None
+        with self._lock:
+            t0 = time.monotonic()
+            self._prefill(tokens)
+            logits = self._logits().astype(np.float64)
+            top = logits.max()
+            logp = logits - (top + np.log(np.exp(logits - top).sum()))
+            out = {w: float(np.logaddexp.reduce(logp[self._first_tokens(w)])) for w in words}
+            return Scores(out, len(tokens), time.monotonic() - t0)
+
     # -- internals ----------------------------------------------------------------------------------
+    def _first_tokens(self, word: str) -> list[int]:
+        """The first token of each spelling of `word` a reply could start with."""
+        spellings = dict.fromkeys((word, word.lower(), word.capitalize(), " " + word.lower()))
+        firsts = {
+            tuple(self._llm.tokenize(s.encode("utf-8"), add_bos=False, special=False)[:1]) for s in spellings
+        }
+        return sorted(t[0] for t in firsts if t)
+
     def _format(self, messages: list[Message]) -> str:
         if self._formatter is not None:
             fmt = self._formatter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from typing import Any
 import httpx
 
 from ..config import ModelConfig
-from .base import Completion, Message, ModelError
+from .base import Completion, Message, ModelError, Scores
 
 
 class OpenAIHTTPModel:
@@ -83,6 +84,36 @@ class OpenAIHTTPModel:
             )
         return _parse(resp, time.monotonic() - t0, self._base)
 
+    def score(self, messages: list[Message], words: list[str]) -> Scores | None:
+        """From the server's `top_logprobs` for one generated token; None when it sends none (not every
+        OpenAI-compatible server does) or cannot be reached: the caller asks instead."""
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": 20,
+            "cache_prompt": True,
+        }
+        t0 = time.monotonic()
+        try:
+            resp = self._post(body)
+            data = resp.json() if resp.status_code < 400 else {}
+            top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            usage = data.get("usage") or {}
+        except (ModelError, ValueError, KeyError, IndexError, TypeError):
+            return None
+        out: dict[str, float] = {}
+        for w in words:
+            hits = [
+                float(t["logprob"])
+                for t in top
+                if isinstance(t, dict) and str(t.get("token", "")).strip().lower() == w.lower()
+            ]
+            out[w] = _logsumexp(hits) if hits else -30.0  # not among the top 20: very unlikely
+        return Scores(out, int(usage.get("prompt_tokens") or 0), time.monotonic() - t0)
+
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         delay = 1.0
         for attempt in range(self._retries + 1):
@@ -107,6 +138,11 @@ class OpenAIHTTPModel:
             time.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")
+
+
+def _logsumexp(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
 
 
 def _rejects_format(resp: httpx.Response) -> bool:

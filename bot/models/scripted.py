@@ -5,6 +5,9 @@ whose optional "match" regex occurs in the last user message, else "default". A 
   {"text": "...", "finish_reason": "stop"}    reply with this text
   {"findings": [...]}                          reply with {"findings": [...]} as JSON
   {"raise": "message"}                          fail like a broken backend
+`score` (token probabilities) reads "scores": [{"match": regex, "logprobs": {"yes": -0.1, "no": -2.3}}, ...]:
+the first entry whose regex occurs in the last user message (entries are reused); none matches, or no
+"scores" key: None, as from a backend without token probabilities.
 Inside text or findings, "{first_added}" and "{first_added_line}" become the first added line of the
 prompt's diff (its code and its number), so one script fits any change.
 """
@@ -17,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import Completion, Message, ModelError
+from .base import Completion, Message, ModelError, Scores
 
 _ADDED = re.compile(r"^\s*(\d+) \+ (.*)$", re.M)
 
@@ -46,7 +49,8 @@ class ScriptedModel:
         self.n_ctx = n_ctx
         self._script = script if script is not None else DEFAULT_SCRIPT
         self._used: set[int] = set()
-        self.requests: list[list[Message]] = []
+        self.requests: list[list[Message]] = []  # what `complete` was asked
+        self.scored: list[list[Message]] = []  # what `score` was asked
 
     @classmethod
     def from_file(cls, path: str | None) -> ScriptedModel:
@@ -89,6 +93,15 @@ class ScriptedModel:
             completion_tokens=self.count_tokens(text),
             seconds=time.monotonic() - t0,
         )
+
+    def score(self, messages: list[Message], words: list[str]) -> Scores | None:
+        self.scored.append(messages)
+        prompt = messages[-1].content if messages else ""
+        for entry in self._script.get("scores", []):
+            if re.search(entry.get("match", ""), prompt):
+                got = entry.get("logprobs", {})
+                return Scores({w: float(got.get(w, -30.0)) for w in words}, self.count_tokens(prompt), 0.0)
+        return None
 
     def _pick(self, prompt: str) -> dict[str, Any]:
         for i, step in enumerate(self._script.get("replies", [])):

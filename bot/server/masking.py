@@ -13,7 +13,7 @@ from typing import Any
 
 from ..change import redact
 from ..change.diff import parse
-from ..models.base import Completion, Message, Model
+from ..models.base import Completion, Message, Model, Scores
 from ..pipeline.run import LazyModel
 from ..types import ChangeRequest, Finding, Review
 
@@ -81,6 +81,9 @@ class MaskedModel:
 
     def count_tokens(self, text: str) -> int:
         return self._inner.count_tokens(text)
+
+    def score(self, messages: list[Message], words: list[str]) -> Scores | None:
+        return self._inner.score([Message(m.role, self._m.text(m.content)) for m in messages], words)
 
     def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
         safe = [Message(m.role, self._m.text(m.content)) for m in messages]
