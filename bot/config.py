@@ -223,6 +223,12 @@ class BehaviourConfig(_Section):
         2.0, gt=0, description="Seconds one generated call may run before it counts as a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
+    judge: Literal["verdict", "probabilities"] = Field(
+        "verdict",
+        description="How the model judges a difference no rule decides: a verdict question that stands only "
+        "if blind comparisons in both orders agree, or each result's probability of being right "
+        "(token probabilities; bench/judge.py measures both on your model)",
+    )
     allow_unsandboxed: bool = Field(
         False, description="Run the change's code for this stage even with sandbox.backend: none (unsafe)"
     )

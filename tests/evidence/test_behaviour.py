@@ -388,6 +388,59 @@ def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_
 
 
 @pytest.mark.parametrize(
+    ("base_yes", "head_yes", "outcome"),
+    [(-0.1, -3.0, "bug"), (-3.0, -0.1, "right"), (-0.7, -0.9, "alike")],
+)
+def test_with_token_probabilities_each_result_is_put_to_the_model_alone(
+    base_yes: float, head_yes: float, outcome: str
+) -> None:
+    """With `behaviour.judge: probabilities`, the model is asked about each version's result on its own
+    ("`f(10)` returns `100`: right?"), the same question for both, so a lean to "yes" cancels out; base's
+    results reading clearly likelier is a bug, and no verdict question is asked."""
+    c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
+    model = ScriptedModel(
+        {
+            "replies": [],
+            "default": {"raise": "the verdict question must not be asked"},
+            "scores": [
+                {"match": "returns `100`", "logprobs": {"yes": base_yes, "no": -1.0}},
+                {"match": "returns `20`", "logprobs": {"yes": head_yes, "no": -1.0}},
+            ],
+        }
+    )
+    j = judge.judge(
+        c,
+        [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
+        model=lambda: model,
+        title="Speed up f",
+        body="",
+        head_line="return n * n",
+        how="probabilities",
+    )
+    asked = [m[-1].content for m in model.scored]
+    assert (
+        not model.requests and len(asked) == 2 and all("Square n." in a and "Speed up f" in a for a in asked)
+    )
+    assert not any("before" in a or "after" in a for a in asked)  # neither result is labelled
+    assert ("100" in asked[0]) != ("100" in asked[1])  # one result per question
+    if outcome == "bug":
+        (f,) = j.findings
+        assert f.rule_id == "behaviour/changed-result" and "read as right" in f.message
+        assert "before 100; after 20" in f.evidence
+    else:
+        assert not j.findings and [(b.call, b.before, b.after) for b in j.changes] == [("f(10)", "100", "20")]
+        assert ("new results read as right" if outcome == "right" else "read alike") in j.changes[0].reason
+
+
+def test_a_result_that_changes_an_argument_is_told_as_such() -> None:
+    assert (
+        judge._states("f(xs)", "None and changes xs to [1]")
+        == "`f(xs)` returns `None` and changes xs to [1]."
+    )
+    assert judge._states("f(0)", "raises ValueError: no") == "`f(0)` raises ValueError: no."
+
+
+@pytest.mark.parametrize(
     ("doc", "rule"),
     [('"""The next permutation."""', "behaviour/lost-result"), ('"""The next one, or None."""', None)],
 )

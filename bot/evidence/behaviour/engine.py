@@ -198,6 +198,7 @@ class BehaviourEvidence:
                     body=self.change.body,
                     head_line=line,
                     language=self.cfg.review.language,
+                    how=self.cfg.behaviour.judge,
                 )
             out += j.findings
             self.changes += j.changes
