@@ -1262,16 +1262,16 @@ def test_a_check_that_lets_a_line_break_through_now_is_a_security_finding_on_the
     assert "`check_value('text/html\\n')` raised `ValueError: invalid header value" in f["message"]
 
 
-def _plugin_alone(tmp_path: Path, targets: dict, **spec) -> list[compare.Call]:
-    """The tracer plugin alone (no sandbox: the code is the test's own) on the test files in `tmp_path`,
-    which must pass; the calls it recorded."""
+def _plugin_alone(tmp_path: Path, targets: dict, *args: str, **spec) -> list[compare.Call]:
+    """The tracer plugin alone (no sandbox: the code is the test's own) on the test files in `tmp_path`
+    (or those `args` name), which must pass; the calls recorded in its file so far."""
     scripts = Path(harness.__file__).parent
     for name in ("prereview_probe.py", "prereview_trace.py"):
         shutil.copy(scripts / name, tmp_path / name)
     (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
     res = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider", *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -1280,6 +1280,19 @@ def _plugin_alone(tmp_path: Path, targets: dict, **spec) -> list[compare.Call]:
     )
     assert res.returncode == 0, res.stdout + res.stderr
     return compare.from_trace((tmp_path / "t.jsonl").read_text())[0]
+
+
+def test_each_process_of_a_run_adds_its_calls_to_the_one_trace_file(tmp_path) -> None:
+    """pytest-xdist runs the tests in worker processes that each load the plugin: every one appends its
+    records (nothing overwrites another's), and the calls each dropped over its cap add up."""
+    (tmp_path / "mod.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "test_a.py").write_text("from mod import f\n\n\ndef test_a():\n    assert f(1) + f(3) == 6\n")
+    (tmp_path / "test_b.py").write_text("from mod import f\n\n\ndef test_b():\n    assert f(2) + f(4) == 8\n")
+    _plugin_alone(tmp_path, {"mod.py": ["f"]}, "test_a.py", max_calls=1)  # one worker
+    calls = _plugin_alone(tmp_path, {"mod.py": ["f"]}, "test_b.py", max_calls=1)  # another
+    assert sorted(c.args for c in calls) == [(("x", "1"),), (("x", "2"),)]
+    _, dropped = compare.from_trace((tmp_path / "t.jsonl").read_text())
+    assert sum(dropped.values()) == 2
 
 
 def test_a_methods_variants_leave_its_receiver_alone_and_reach_static_and_class_methods(tmp_path) -> None:

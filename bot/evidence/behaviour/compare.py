@@ -95,8 +95,12 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
             continue
         if not isinstance(rec, dict):
             continue
-        if "dropped" in rec:
-            dropped.update(rec["dropped"])
+        if "dropped" in rec:  # one such line per process (pytest-xdist: one per worker)
+            try:
+                for key, n in dict(rec["dropped"]).items():
+                    dropped[str(key)] = dropped.get(str(key), 0) + int(n)
+            except (TypeError, ValueError):
+                pass
             continue
         try:
             args = tuple((str(k), str(v)) for k, v in rec["args"].items())

@@ -33,6 +33,7 @@ on only while a test function runs (not fixtures, not collection), which keeps t
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -254,10 +255,15 @@ class Recorder:
             self.on_end(frame, probe.exception_record(exc, _ROOT, self.limit))
 
     def write(self) -> None:
-        with open(self.out_path, "w", encoding="utf-8") as fh:
-            for rec in self.records.values():
-                fh.write(json.dumps(rec) + "\n")
-            fh.write(json.dumps({"dropped": self.dropped, "thinned": self.thinned}) + "\n")
+        """Appended under a lock: with pytest-xdist each worker process records its own tests' calls into
+        the same file (and the controller, which runs no test, only its empty counts). The file does not
+        exist before a run: the plugin is loaded into a fresh scratch tree."""
+        lines = [json.dumps(rec) + "\n" for rec in self.records.values()]
+        lines.append(json.dumps({"dropped": self.dropped, "thinned": self.thinned}) + "\n")
+        with open(self.out_path, "a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.write("".join(lines))
+            fh.flush()
 
 
 def _arguments(frame: Any) -> dict[str, Any]:
