@@ -4,7 +4,7 @@
     python bench/judge.py eval bench/out/judge-dev.jsonl [--model qwen2.5-coder-1.5b]
 
 `collect` runs bench/quality.py (the arguments after `--`) and writes down every set of differences the
-rules left to the model (what `judge._ask` would be given), with the change's kind: on a `bug` change
+rules left to the model (what `judge.decide` is given), with the change's kind: on a `bug` change
 base's results are the right ones; on `alt`/`fix` changes head's are (the change is the intended one).
 `eval` puts each set to the model as `behaviour.judge: probabilities` does (`judge._plausibility`) and
 prints the margin by which base's results read likelier than head's, then, for each threshold, how many
@@ -37,9 +37,9 @@ def collect(out: Path, quality_args: list[str]) -> None:
     import quality
 
     pending: list[dict[str, Any]] = []
-    ask, score = judge._ask, quality.score
+    decide, score = judge.decide, quality.score
 
-    def recording_ask(c: Changed, diffs: Any, *a: Any, **kw: Any) -> tuple[str, str, float]:
+    def recording(c: Changed, diffs: Any, *a: Any, **kw: Any) -> tuple[str, str, float]:
         pending.append(
             {
                 "callable": {k: v for k, v in asdict(c).items() if k in _CHANGED_KEYS},
@@ -48,7 +48,7 @@ def collect(out: Path, quality_args: list[str]) -> None:
                 "body": a[2] if len(a) > 2 else kw.get("body", ""),
             }
         )
-        return ask(c, diffs, *a, **kw)
+        return decide(c, diffs, *a, **kw)
 
     def scoring(c: dict[str, Any], path: str, findings: Any) -> dict[str, Any]:
         with out.open("a", encoding="utf-8") as fh:
@@ -58,7 +58,7 @@ def collect(out: Path, quality_args: list[str]) -> None:
         pending.clear()
         return score(c, path, findings)
 
-    judge._ask = recording_ask  # type: ignore[assignment]
+    judge.decide = recording  # type: ignore[assignment]
     quality.score = scoring  # type: ignore[assignment]
     quality.main(quality_args)
 

@@ -446,16 +446,9 @@ def _guessed_wrong_type(c: Changed, d: Difference) -> bool:
 
 
 def _ask(
-    c: Changed,
-    diffs: Sequence[Difference],
-    model: Callable[[], Model] | None,
-    title: str,
-    body: str,
-    language: str = "",
+    c: Changed, diffs: Sequence[Difference], model: Callable[[], Model], title: str, body: str, language: str
 ) -> tuple[str, str, float]:
     """(verdict, reason, seconds); without a usable answer the difference is listed, not reported."""
-    if model is None:
-        return "intended", "not judged (no model)", 0.0
     examples = "\n".join(f"- {d.call}: before this change {d.before}; after it {d.after}" for d in diffs)
     prompt = (
         f"Change title: {title[:200]}\nChange description: {body[:800]}\n\n{_function(c)}"
@@ -494,13 +487,11 @@ def _request(
 
 
 def _confirm(
-    c: Changed, diffs: Sequence[Difference], model: Callable[[], Model] | None, language: str = ""
+    c: Changed, diffs: Sequence[Difference], model: Callable[[], Model], language: str
 ) -> tuple[bool, float]:
     """Does the model, shown both results unlabelled (no 'before'/'after', no change description), prefer
     base's in both orders? A small model tends to pick a position, not a version: one that answers by
     position is unsure, and the first verdict does not stand. (confirmed, seconds)"""
-    if model is None:
-        return True, 0.0
     picks, seconds = [], 0.0
     for head_first in (True, False):
         answer, took = _blind(c, diffs, model, language, head_first)
