@@ -5,7 +5,9 @@ with the input, no model asked. Every other difference goes to the model with th
 (call, before, after), the function's name, signature and docstring and the change's title and
 description, as a grammar-constrained verdict: `intended` -> an info-level behaviour change in the
 summary; `bug` -> a medium inline finding on the callable's changed line, the example in its message and
-in `evidence`. A new callable has no base: only its failing doctests and hangs/crashes count.
+in `evidence`; a `bug` verdict stands only when blind comparisons in both orders agree. With
+`behaviour.judge: probabilities` each version's result is instead put to the model alone and the two are
+compared by the probability of "yes" (`decide`). A new callable has no base: only its failing doctests and hangs/crashes count.
 The tests' calls made again with a varied argument (see prereview_trace.py) and a context manager used
 inside itself are judged by rules alone: head failing on a wrapped argument base took, head letting a
 line break through that base rejected, and a nesting base restored and head does not are findings.
@@ -384,7 +386,8 @@ def _plausibility(
     score = getattr(m, "score", None)
     if score is None or not diffs:
         return None
-    said = f"The change under review is titled: {title[:200]}\n{body[:400]}\n\n" if title.strip() else ""
+    told = title.strip() or body.strip()
+    said = f"The change under review is titled: {title[:200]}\n{body[:400]}\n\n" if told else ""
     margins, seconds = [], 0.0
     for d in diffs:
         odds = []
