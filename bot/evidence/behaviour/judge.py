@@ -7,7 +7,8 @@ description, as a grammar-constrained verdict: `intended` -> an info-level behav
 summary; `bug` -> a medium inline finding on the callable's changed line, the example in its message and
 in `evidence`; a `bug` verdict stands only when blind comparisons in both orders agree. With
 `behaviour.judge: probabilities` each version's result is instead put to the model alone and the two are
-compared by the probability of "yes" (`decide`). A new callable has no base: only its failing doctests and hangs/crashes count.
+compared by the probability of "yes" (`decide`). A new callable has no base: only its failing doctests
+and hangs/crashes count.
 The tests' calls made again with a varied argument (see prereview_trace.py) and a context manager used
 inside itself are judged by rules alone: head failing on a wrapped argument base took, head letting a
 line break through that base rejected, and a nesting base restored and head does not are findings.
