@@ -156,7 +156,7 @@ def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[s
     (read from the syntax tree; setup.py is never run). Anything computed is left out."""
     try:
         tree = ast.parse(text or "")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [], {}
     install: list[str] = []
     extras: dict[str, list[str]] = {}
@@ -177,9 +177,19 @@ def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[s
                 install += _strings(value)
             elif kw.arg == "extras_require" and isinstance(value, dict):
                 for k, v in value.items():
-                    if isinstance(k, str):
-                        extras.setdefault(k.split(":", 1)[0], []).extend(_strings(v))
+                    if isinstance(k, str):  # "test:python_version<'3.8'": the extra, with a marker
+                        extra, _, marker = k.partition(":")
+                        extras.setdefault(extra, []).extend(_with_marker(r, marker) for r in _strings(v))
     return install, extras
+
+
+def _with_marker(req: str, marker: str) -> str:
+    if not marker.strip():
+        return req
+    if ";" in req:
+        name, _, own = req.partition(";")
+        return f"{name.strip()}; ({own.strip()}) and ({marker.strip()})"
+    return f"{req}; {marker.strip()}"
 
 
 def _strings(value: Any) -> list[str]:

@@ -159,10 +159,20 @@ setup(
 )
 """
     got = layout({"setup.py": setup_py, "src/flask/__init__.py": ""})
-    assert got.requirements == ("Werkzeug >= 2.2.2", "click >= 8.0", "mock", "pytest-mock")
+    assert got.requirements == (
+        "Werkzeug >= 2.2.2",
+        "click >= 8.0",
+        "mock; python_version<'3.8'",
+        "pytest-mock",
+    )
     assert "setup.py" in got.dep_files
     assert layouts.setup_py_requirements("setup(install_requires=deps())") == ([], {})
     assert layouts.setup_py_requirements("def (") == ([], {})
+    assert layouts.setup_py_requirements("setup(" * 100_000) == ([], {})
+    marked = "setup(extras_require={\"test:sys_platform == 'linux'\": [\"a; python_version > '3'\"]})"
+    assert layouts.setup_py_requirements(marked)[1] == {
+        "test": ["a; (python_version > '3') and (sys_platform == 'linux')"]
+    }
 
 
 def test_alternative_requirement_files_are_left_out():
