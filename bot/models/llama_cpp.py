@@ -172,7 +172,10 @@ class LlamaCppModel:
             logits = self._logits().astype(np.float64)
             top = logits.max()
             logp = logits - (top + np.log(np.exp(logits - top).sum()))
-            out = {w: float(np.logaddexp.reduce(logp[self._first_tokens(w)])) for w in words}
+            out = {}
+            for w in words:
+                ids = self._first_tokens(w)
+                out[w] = float(np.logaddexp.reduce(logp[ids])) if ids else -30.0  # "": nothing to score
             return Scores(out, len(tokens), time.monotonic() - t0)
 
     # -- internals ----------------------------------------------------------------------------------
