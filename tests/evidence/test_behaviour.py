@@ -3,6 +3,7 @@ inputs, the judge, and whole reviews where the tests pass at head but a function
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -1225,6 +1226,38 @@ def test_a_changed_module_level_value_reaches_the_functions_that_read_it_in_the_
         is_test=testrun.is_test_path,
         changed=[c],
     )
+
+
+def test_a_changed_value_reaches_readers_elsewhere_in_the_package(make_repo) -> None:
+    """flask's layout: `src/flask/sansio/app.py` holds a value, `src/flask/app.py` imports it two ways."""
+    from bot.evidence.behaviour.dependents import _imports_from, reached_callables
+
+    consts = 'LIMIT = 10\n\n\ndef fits(n):\n    """Whether n fits."""\n    return n <= LIMIT\n'
+    files = {
+        "src/pkg/__init__.py": "",
+        "src/pkg/sub/__init__.py": "",
+        "src/pkg/sub/consts.py": consts,
+        "src/pkg/app.py": "from .sub.consts import LIMIT\n\n\ndef cap(n):\n    return min(n, LIMIT)\n",
+        "src/pkg/sub/deep/__init__.py": "",
+        "src/pkg/sub/deep/use.py": "from ..consts import LIMIT as L\n\n\ndef half():\n    return L // 2\n",
+        "src/pkg/cli.py": "from pkg.sub.consts import LIMIT\n\n\ndef show():\n    return str(LIMIT)\n",
+        "src/other/consts.py": "LIMIT = 1\n",
+        "src/pkg/unrelated.py": "from other.consts import LIMIT\n\n\ndef g():\n    return LIMIT\n",
+    }
+    repo = make_repo(files, {"src/pkg/sub/consts.py": consts.replace("10", "12")})
+    mods = sorted(p for p in files if p.startswith("src/pkg/") and p.endswith(".py"))
+    got = reached_callables(
+        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: mods, is_test=testrun.is_test_path
+    )
+    assert sorted(c.key for c in got) == [
+        "src/pkg/app.py::cap",
+        "src/pkg/cli.py::show",
+        "src/pkg/sub/consts.py::fits",
+        "src/pkg/sub/deep/use.py::half",
+    ]
+    assert {(c.finding_path, c.anchor) for c in got} == {("src/pkg/sub/consts.py", 1)}
+    imp = ast.parse("from ... import x").body[0]
+    assert isinstance(imp, ast.ImportFrom) and not _imports_from(imp, "a/b.py", "a/x.py")  # above the tree
 
 
 def test_a_version_bump_is_metadata_and_reaches_no_function(make_repo) -> None:

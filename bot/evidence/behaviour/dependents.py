@@ -3,8 +3,9 @@ changes what the functions that read it do, though no line of theirs changed.
 
 From the AST at head only (nothing is imported or run): the module-level assignments whose lines the
 change adds to, then the module-level names built from them (`VALIDATORS = (NAME_RE, VALUE_RE)`), then
-the same names imported by the other modules of the folder (`from ._internal import VALIDATORS`), and
-finally the functions and methods of those modules that read one of those names. Each becomes a
+the same names imported by the other modules of the package (`from ._internal import VALIDATORS`,
+`from ..sansio.app import X`), and finally the functions and methods of those modules that read one of
+those names. Each becomes a
 `Changed` of kind "reached": compared like a changed callable, reported on the changed assignment's line.
 """
 
@@ -18,13 +19,13 @@ from ...change.diff import Diff
 from .callables import Changed, _record, definitions, module_docs, parse
 
 Reader = Callable[[str], "str | None"]
-MAX_REACHED = 6  # callables per change: the closest first (the changed module's own, then the folder's)
+MAX_REACHED = 6  # callables per change: the closest first (the changed module's, its folder's, the package's)
 
 
 def reached_callables(
     diff: Diff,
     read_head: Reader,
-    folder_modules: Callable[[str], Sequence[str]],
+    package_modules: Callable[[str], Sequence[str]],
     *,
     is_test: Callable[[str], bool],
     changed: Sequence[Changed] = (),
@@ -44,7 +45,7 @@ def reached_callables(
         if not edited:
             continue
         names = _closure(tree, set(edited))
-        modules = [f.path, *(p for p in folder_modules(f.path) if p != f.path and not is_test(p))]
+        modules = [f.path, *(p for p in package_modules(f.path) if p != f.path and not is_test(p))]
         for path in modules:
             text = source if path == f.path else read_head(path)
             mod = tree if path == f.path else parse(text)
@@ -112,20 +113,27 @@ def _closure(tree: ast.Module, names: set[str] | dict[str, str]) -> dict[str, st
 def _imported(tree: ast.Module, names: dict[str, str], source_path: str, path: str) -> dict[str, str]:
     """Names `path`'s module imports from the module at `source_path` that are in `names`: the name as
     bound there -> the edited name it comes from."""
-    src_mod = source_path[:-3].rsplit("/", 1)[-1]
-    src_dotted = source_path[:-3].replace("/", ".")
-    same_folder = source_path.rpartition("/")[0] == path.rpartition("/")[0]
     out: dict[str, str] = {}
     for node in tree.body:
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        mod = node.module or ""
-        ours = (node.level == 1 and same_folder and mod == src_mod) or (
-            node.level == 0 and mod and src_dotted.endswith(mod) and mod.endswith(src_mod)
-        )
-        if ours:
+        if isinstance(node, ast.ImportFrom) and _imports_from(node, path, source_path):
             out |= {a.asname or a.name: names[a.name] for a in node.names if a.name in names}
     return out
+
+
+def _imports_from(node: ast.ImportFrom, path: str, source_path: str) -> bool:
+    """Does `from … import …` in the module at `path` name the module at `source_path`? Relative imports
+    resolve against `path`'s folder (`..` one up); absolute ones match the end of the dotted path
+    (`flask.sansio.app` is `src/flask/sansio/app.py`)."""
+    source = source_path[:-3].removesuffix("/__init__")
+    if node.level:
+        parts = path.split("/")[:-1]
+        up = node.level - 1
+        if up > len(parts):
+            return False
+        target = [*parts[: len(parts) - up], *((node.module or "").split(".") if node.module else [])]
+        return "/".join(target) == source
+    dotted, mod = source.replace("/", "."), node.module or ""
+    return bool(mod) and (dotted == mod or dotted.endswith("." + mod))
 
 
 def _readers(path: str, text: str, tree: ast.Module, names: dict[str, str]) -> list[Changed]:

@@ -31,6 +31,7 @@ from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
 
+MAX_PACKAGE_MODULES = 200  # modules read for the functions a changed module-level value reaches
 ModelFactory = Callable[[], Model]
 Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
@@ -64,7 +65,7 @@ class BehaviourEvidence:
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
         stage.targets += reached_callables(
-            diff, read_head, stage._folder, is_test=testrun.is_test_path, changed=stage.targets
+            diff, read_head, stage._package, is_test=testrun.is_test_path, changed=stage.targets
         )
         stage.edited_tests = changed_tests(diff, read_base, read_head, testrun.is_test_path)
         others = sorted(
@@ -227,6 +228,37 @@ class BehaviourEvidence:
             check=False,
         )
         return sorted(x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x))
+
+    def _package(self, path: str) -> list[str]:
+        """The non-test Python modules of the package `path` is in (its topmost folder with an
+        `__init__.py` at head; only `path`'s folder when it is in none), `path`'s folder first and then
+        the closest folders, at most MAX_PACKAGE_MODULES."""
+        assert self.change.workdir is not None
+        listed = git.git(
+            self.change.workdir, "ls-tree", "-r", "--name-only", self.change.head_sha, check=False
+        ).splitlines()
+        inits = {x.rpartition("/")[0] for x in listed if x.endswith("/__init__.py")}
+        folder = root = path.rpartition("/")[0]
+        while root in inits and "/" in root and root.rpartition("/")[0] in inits:
+            root = root.rpartition("/")[0]
+        if root not in inits:
+            return self._folder(path)
+        mods = [
+            x
+            for x in listed
+            if x.startswith(root + "/") and x.endswith(".py") and not testrun.is_test_path(x)
+        ]
+        here = folder.split("/")
+
+        def distance(x: str) -> tuple[int, str]:
+            there = x.rpartition("/")[0].split("/")
+            common = next(
+                (i for i, (a, b) in enumerate(zip(here, there, strict=False)) if a != b),
+                min(len(here), len(there)),
+            )
+            return (len(here) - common) + (len(there) - common), x
+
+        return sorted(mods, key=distance)[:MAX_PACKAGE_MODULES]
 
     def _head_line(self, c: Changed) -> str | None:
         text = self.read_head(c.finding_path)
