@@ -1260,6 +1260,20 @@ def test_a_changed_value_reaches_readers_elsewhere_in_the_package(make_repo) -> 
     assert isinstance(imp, ast.ImportFrom) and not _imports_from(imp, "a/b.py", "a/x.py")  # above the tree
 
 
+def test_an_edited_type_alias_reaches_no_function_it_only_hints(make_repo) -> None:
+    from bot.evidence.behaviour.dependents import reached_callables
+
+    src = (
+        "JsonType = dict | list\n\n\ndef load(text: str) -> JsonType:\n    x: JsonType = {}\n"
+        "    return x\n\n\ndef kind(v):\n    return isinstance(v, JsonType)\n"
+    )
+    repo = make_repo({"types_.py": src}, {"types_.py": src.replace("dict | list", "dict | list | str")})
+    got = reached_callables(
+        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: [], is_test=testrun.is_test_path
+    )
+    assert [c.key for c in got] == ["types_.py::kind"]  # reads it at run time; load is only hinted
+
+
 def test_a_version_bump_is_metadata_and_reaches_no_function(make_repo) -> None:
     from bot.evidence.behaviour.dependents import reached_callables
 

@@ -89,6 +89,26 @@ def _reads(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def _reads_at_run_time(node: ast.AST) -> set[str]:
+    """Names a function reads when it runs: not those only in its annotations (an edited type alias,
+    `JsonType = …`, changes no function that is merely hinted with it)."""
+    hints: set[int] = set()
+    for n in ast.walk(node):
+        found: list[ast.AST | None] = []
+        if isinstance(n, ast.arg):
+            found.append(n.annotation)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(n.returns)
+        elif isinstance(n, ast.AnnAssign):
+            found.append(n.annotation)
+        hints |= {id(x) for a in found if a is not None for x in ast.walk(a)}
+    return {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in hints
+    }
+
+
 def _closure(tree: ast.Module, names: set[str] | dict[str, str]) -> dict[str, str]:
     """Each name built, directly or not, from `names` at module level -> the edited name it comes from
     (`names` maps a name to its own origin, or is a set of edited names)."""
@@ -144,7 +164,7 @@ def _readers(path: str, text: str, tree: ast.Module, names: dict[str, str]) -> l
     for d in definitions(tree):
         if "<locals>" in d.qualname:
             continue
-        hit = next((r for r in sorted(_reads(d.node)) if r in names), None)
+        hit = next((r for r in sorted(_reads_at_run_time(d.node)) if r in names), None)
         if hit is None:
             continue
         c = _record(path, d, d, "reached", d.node.lineno, lines, lines, docs)
