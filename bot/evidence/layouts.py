@@ -18,6 +18,8 @@ from typing import Any
 import tomllib
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
+from .. import pysyntax
+
 Reader = Callable[[str], str | None]
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")  # extras / dependency groups that hold test dependencies
@@ -155,7 +157,7 @@ def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[s
     """`install_requires` and `extras_require` of a `setup(...)` call in setup.py, where they are literals
     (read from the syntax tree; setup.py is never run). Anything computed is left out."""
     try:
-        tree = ast.parse(text or "")
+        tree = pysyntax.parse(text or "")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [], {}
     install: list[str] = []
@@ -170,7 +172,7 @@ def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[s
             continue
         for kw in node.keywords:
             try:
-                value = ast.literal_eval(kw.value)
+                value = pysyntax.literal_eval(kw.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
             if kw.arg == "install_requires":

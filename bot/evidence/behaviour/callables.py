@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ... import pysyntax
 from ...change.diff import Diff, FileDiff
 
 Reader = Callable[[str], "str | None"]
@@ -76,7 +77,7 @@ def parse(source: str | None) -> ast.Module | None:
     if source is None:
         return None
     try:
-        return ast.parse(source)
+        return pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return None
 
@@ -334,7 +335,7 @@ def int_literals(c: Changed) -> list[int]:
     found: set[int] = set()
     for src in (c.head_source, c.base_source):
         try:
-            tree = ast.parse(_dedent(src))
+            tree = pysyntax.parse(_dedent(src))
         except (SyntaxError, ValueError):
             continue
         for n in ast.walk(tree):

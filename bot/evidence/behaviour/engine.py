@@ -9,12 +9,12 @@ add entries there.
 
 from __future__ import annotations
 
-import ast
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import pysyntax
 from ...change import git
 from ...change.diff import Diff
 from ...config import Config
@@ -359,7 +359,7 @@ def _replayable(e: judge.Example) -> bool:
         if name in ("self", "cls") or not (name.isdigit() or name.isidentifier()):
             return False
         try:
-            ast.literal_eval(text)
+            pysyntax.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return False
     return True

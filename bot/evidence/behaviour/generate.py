@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ... import pysyntax
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model
 from .callables import Changed, Param, calls_by_name, in_class, int_literals
@@ -164,7 +165,7 @@ def _given_line(name: str, params: tuple[str, ...], line: str, below: list[str])
         return None
     call = f"{name}({m.group('args').rstrip(' ,.:;')})"
     try:
-        node = ast.parse(call, mode="eval").body
+        node = pysyntax.parse(call, mode="eval").body
     except SyntaxError:
         return None
     given = [k.arg for k in node.keywords] if isinstance(node, ast.Call) and not node.args else []
@@ -188,7 +189,7 @@ def _expected(text: str) -> str | None:
     for value in candidates:
         value = {"true": "True", "false": "False", "null": "None", "none": "None"}.get(value.strip(), value)
         try:
-            return repr(ast.literal_eval(value))
+            return repr(pysyntax.literal_eval(value))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return None
@@ -213,14 +214,14 @@ def _closing(line: str, open_at: int) -> int | None:
 
 def _literal_call(text: str, name: str) -> bool:
     try:
-        node = ast.parse(text, mode="eval").body
+        node = pysyntax.parse(text, mode="eval").body
     except SyntaxError:
         return False
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
         return False
     try:
         for a in [*node.args, *(k.value for k in node.keywords)]:
-            ast.literal_eval(a)
+            pysyntax.literal_eval(a)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return all(not isinstance(a, ast.Starred) for a in node.args)
@@ -239,7 +240,7 @@ def _strategy(node: ast.expr | None) -> Any:
         return st.none()
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation
         try:
-            return _strategy(ast.parse(node.value, mode="eval").body)
+            return _strategy(pysyntax.parse(node.value, mode="eval").body)
         except SyntaxError:
             return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | Y
@@ -302,7 +303,7 @@ def _annotation(p: Param) -> ast.expr | None:
     if p.annotation is None:
         return None
     try:
-        return ast.parse(p.annotation, mode="eval").body
+        return pysyntax.parse(p.annotation, mode="eval").body
     except SyntaxError:
         return None
 
@@ -342,7 +343,7 @@ def _literal(value: Any) -> str | None:
         return value.text
     text = repr(value)
     try:
-        return text if ast.literal_eval(text) == value else None
+        return text if pysyntax.literal_eval(text) == value else None
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
@@ -414,7 +415,7 @@ def _optional(node: ast.expr) -> bool:
         )
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            return _optional(ast.parse(node.value, mode="eval").body)
+            return _optional(pysyntax.parse(node.value, mode="eval").body)
         except SyntaxError:
             return False
     return isinstance(node, ast.Subscript) and _name(node.value) == "Optional"
@@ -477,7 +478,7 @@ def model_inputs(c: Changed, model: Model, n: int = 3, language: str = "") -> tu
         reprs = []
         for a in args:
             try:
-                reprs.append(_literal(ast.literal_eval(str(a))))
+                reprs.append(_literal(pysyntax.literal_eval(str(a))))
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 reprs.append(None)
         if all(r is not None for r in reprs):
@@ -526,7 +527,7 @@ def with_example_types(c: Changed, examples: list[Input]) -> Changed:
     for inp in examples:
         for src, _ in inp.doctest:
             try:
-                node = ast.parse(src, mode="eval").body
+                node = pysyntax.parse(src, mode="eval").body
             except SyntaxError:
                 continue
             if not (isinstance(node, ast.Call) and _name(node.func) == c.name):
@@ -535,7 +536,7 @@ def with_example_types(c: Changed, examples: list[Input]) -> Changed:
             given += [(k.arg, k.value) for k in node.keywords if k.arg]
             for name, arg in given:
                 try:
-                    hint = _type_of(ast.literal_eval(arg))
+                    hint = _type_of(pysyntax.literal_eval(arg))
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                     continue
                 if hint:

@@ -16,12 +16,12 @@ line break through that base rejected, and a nesting base restored and head does
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ... import pysyntax
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...types import BehaviourChange, Finding
@@ -591,7 +591,7 @@ def _holds(want: str | None, r: dict[str, Any]) -> bool:
         if got.strip() == want or (got == "None" and want == ""):
             return True
         try:
-            return bool(ast.literal_eval(got) == ast.literal_eval(want))
+            return bool(pysyntax.literal_eval(got) == pysyntax.literal_eval(want))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return False
     if r.get("kind") == "raise":

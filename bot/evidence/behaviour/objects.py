@@ -14,6 +14,7 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ... import pysyntax
 from .callables import Param, parameters, parse
 
 MAX_FILES = 40  # modules read for classes: the changed ones and those beside them
@@ -62,7 +63,7 @@ def _hinted(annotation: str | None) -> str:
     if not annotation:
         return ""
     try:
-        node = ast.parse(annotation, mode="eval").body
+        node = pysyntax.parse(annotation, mode="eval").body
     except SyntaxError:
         return ""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):

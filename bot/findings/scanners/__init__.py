@@ -3,7 +3,6 @@ and the safeguards a change deletes (safeguards.py, read from the diff itself)."
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
 import os
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ... import pysyntax
 from ...change.diff import Diff
 from ...config import ScannersConfig
 from ...pipeline.context import Background, ReviewContext
@@ -132,11 +132,11 @@ def _parseable(path: str, text: str) -> str:
     if not path.endswith(".py"):
         return text
     try:
-        ast.parse(text)
+        pysyntax.parse(text)
     except SyntaxError:
         dedented = textwrap.dedent(text)
         try:
-            ast.parse(dedented)
+            pysyntax.parse(dedented)
         except SyntaxError:
             return text
         return dedented

@@ -1,0 +1,34 @@
+"""`ast.parse` and `ast.literal_eval` that survive CPython 3.11's shared AST state.
+
+On 3.11 the AST constructor keeps one recursion counter per interpreter; when two threads build trees at
+the same time (the review's stages run in threads, and bandit parses in-process), one of them can fail
+with `SystemError: AST constructor recursion depth mismatch` although its source is fine
+(python/cpython gh-106905). That error is retried here; every other error is the caller's, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from typing import Any
+
+_TRIES = 5
+
+
+def parse(source: str, mode: str = "exec") -> Any:
+    """`ast.parse(source, mode=mode)` (SyntaxError, ValueError and the rest raised as ast raises them)."""
+    for attempt in range(_TRIES):
+        try:
+            return ast.parse(source, mode=mode)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == _TRIES - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def literal_eval(node_or_string: str | ast.AST) -> Any:
+    """`ast.literal_eval`, its source parsed through `parse`."""
+    if isinstance(node_or_string, str):
+        node_or_string = parse(node_or_string.lstrip(" \t"), mode="eval")
+    return ast.literal_eval(node_or_string)
