@@ -1,7 +1,7 @@
 """`ast.parse` and `ast.literal_eval` that survive CPython 3.11's shared AST state.
 
 On 3.11 the AST constructor keeps one recursion counter per interpreter; when two threads build trees at
-the same time (the review's stages run in threads, and bandit parses in-process), one of them can fail
+the same time (the review's stages run in threads), one of them can fail
 with `SystemError: AST constructor recursion depth mismatch` although its source is fine
 (python/cpython gh-106905). That error is retried here; every other error is the caller's, as before.
 """

@@ -54,6 +54,7 @@ class BehaviourEvidence:
     sandbox: Sandbox | None = None
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
+    _listing: list[str] | None = None  # every file at head, read once (see _head_files)
 
     @classmethod
     def prepare(
@@ -229,14 +230,20 @@ class BehaviourEvidence:
         )
         return sorted(x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x))
 
+    def _head_files(self) -> list[str]:
+        """Every file at head, listed once per stage (each changed file's package is read from it)."""
+        if self._listing is None:
+            assert self.change.workdir is not None
+            self._listing = git.git(
+                self.change.workdir, "ls-tree", "-r", "--name-only", self.change.head_sha, check=False
+            ).splitlines()
+        return self._listing
+
     def _package(self, path: str) -> list[str]:
         """The non-test Python modules of the package `path` is in (its topmost folder with an
         `__init__.py` at head; only `path`'s folder when it is in none), `path`'s folder first and then
         the closest folders, at most MAX_PACKAGE_MODULES."""
-        assert self.change.workdir is not None
-        listed = git.git(
-            self.change.workdir, "ls-tree", "-r", "--name-only", self.change.head_sha, check=False
-        ).splitlines()
+        listed = self._head_files()
         inits = {x.rpartition("/")[0] for x in listed if x.endswith("/__init__.py")}
         folder = root = path.rpartition("/")[0]
         while root in inits and "/" in root and root.rpartition("/")[0] in inits:
