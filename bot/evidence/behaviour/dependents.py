@@ -4,7 +4,8 @@ changes what the functions that read it do, though no line of theirs changed.
 From the AST at head only (nothing is imported or run): the module-level assignments whose lines the
 change adds to, then the module-level names built from them (`VALIDATORS = (NAME_RE, VALUE_RE)`), then
 the same names imported by the other modules of the package (`from ._internal import VALIDATORS`,
-`from ..sansio.app import X`), and finally the functions and methods of those modules that read one of
+`from ..sansio.app import X`, or read as attributes of the module imported whole: `from . import consts`
+then `consts.LIMIT`), and finally the functions and methods of those modules that read one of
 those names. Each becomes a
 `Changed` of kind "reached": compared like a changed callable, reported on the changed assignment's line.
 """
@@ -86,7 +87,13 @@ def _edited_names(tree: ast.Module, added: set[int]) -> dict[str, int]:
 
 
 def _reads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    """Names read, and `module.NAME` for attributes of a plain name (see _imported)."""
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return names | {
+        f"{n.value.id}.{n.attr}"
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
 
 
 def _reads_at_run_time(node: ast.AST) -> set[str]:
@@ -102,10 +109,15 @@ def _reads_at_run_time(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.AnnAssign):
             found.append(n.annotation)
         hints |= {id(x) for a in found if a is not None for x in ast.walk(a)}
-    return {
+    names = {
         n.id
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in hints
+    }
+    return names | {  # `consts.LIMIT`: an attribute of an imported module (see _imported)
+        f"{n.value.id}.{n.attr}"
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and id(n) not in hints
     }
 
 
@@ -132,28 +144,38 @@ def _closure(tree: ast.Module, names: set[str] | dict[str, str]) -> dict[str, st
 
 def _imported(tree: ast.Module, names: dict[str, str], source_path: str, path: str) -> dict[str, str]:
     """Names `path`'s module imports from the module at `source_path` that are in `names`: the name as
-    bound there -> the edited name it comes from."""
+    bound there -> the edited name it comes from. The module itself imported under a name
+    (`from . import consts`, `import pkg.consts as c`) makes its attributes such names (`consts.LIMIT`)."""
     out: dict[str, str] = {}
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and _imports_from(node, path, source_path):
-            out |= {a.asname or a.name: names[a.name] for a in node.names if a.name in names}
+        if isinstance(node, ast.ImportFrom):
+            if _imports_from(node.level, node.module or "", path, source_path):
+                out |= {a.asname or a.name: names[a.name] for a in node.names if a.name in names}
+            for a in node.names:  # `from pkg import consts`: a module of the package, by name
+                sub = f"{node.module}.{a.name}" if node.module else a.name
+                if a.name != "*" and _imports_from(node.level, sub, path, source_path):
+                    out |= {f"{a.asname or a.name}.{k}": v for k, v in names.items() if "." not in k}
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and _imports_from(0, a.name, path, source_path):
+                    out |= {f"{a.asname}.{k}": v for k, v in names.items() if "." not in k}
     return out
 
 
-def _imports_from(node: ast.ImportFrom, path: str, source_path: str) -> bool:
-    """Does `from … import …` in the module at `path` name the module at `source_path`? Relative imports
-    resolve against `path`'s folder (`..` one up); absolute ones match the end of the dotted path
-    (`flask.sansio.app` is `src/flask/sansio/app.py`)."""
+def _imports_from(level: int, module: str, path: str, source_path: str) -> bool:
+    """Does an import of `module` (`level` dots before it) in the module at `path` name the module at
+    `source_path`? Relative imports resolve against `path`'s folder (`..` one up); absolute ones match the
+    end of the dotted path (`flask.sansio.app` is `src/flask/sansio/app.py`)."""
     source = source_path[:-3].removesuffix("/__init__")
-    if node.level:
+    if level:
         parts = path.split("/")[:-1]
-        up = node.level - 1
+        up = level - 1
         if up > len(parts):
             return False
-        target = [*parts[: len(parts) - up], *((node.module or "").split(".") if node.module else [])]
+        target = [*parts[: len(parts) - up], *(module.split(".") if module else [])]
         return "/".join(target) == source
-    dotted, mod = source.replace("/", "."), node.module or ""
-    return bool(mod) and (dotted == mod or dotted.endswith("." + mod))
+    dotted = source.replace("/", ".")
+    return bool(module) and (dotted == module or dotted.endswith("." + module))
 
 
 def _readers(path: str, text: str, tree: ast.Module, names: dict[str, str]) -> list[Changed]:
