@@ -117,6 +117,120 @@ def test_modified_added_and_lost_lines_are_mapped_from_the_hunks(make_repo) -> N
     assert found["added"].params[0].annotation == "int"
 
 
+CLASSES = """class Limits:
+    \"\"\"Limits.\"\"\"
+
+    size = 10
+
+    def get(self):
+        return self.size
+
+    def __str__(self):
+        return "limits"
+
+
+class Quiet:
+    \"\"\"Said once.\"\"\"
+
+    def show(self):
+        return 1
+"""
+
+
+@pytest.mark.parametrize("resized", [True, False])
+def test_a_class_counts_when_its_own_code_changes_or_it_loses_a_method(make_repo, resized: bool) -> None:
+    head = (
+        CLASSES.replace("    size = 10\n", "    size = 12\n" if resized else "    size = 10\n")
+        .replace('    def __str__(self):\n        return "limits"\n', "")
+        .replace('"""Said once."""', '"""Said twice."""')  # a docstring is not code
+        + "\n\nclass New:\n    x = 1\n"  # a new class is new code: its methods count, not it
+    )
+    repo = make_repo({"lim.py": CLASSES}, {"lim.py": head})
+    found = {c.qualname: c for c in _callables(repo)}
+    assert set(found) == {"Limits"}, found
+    c = found["Limits"]
+    assert c.is_class and c.params == () and not c.is_method
+    if resized:
+        assert c.kind == "modified" and head.splitlines()[c.anchor - 1].strip() == "size = 12"
+    else:  # only the removed method: above the removal
+        assert c.kind == "lost-lines" and head.splitlines()[c.anchor - 1].strip() == "return self.size"
+
+
+EXC = """class FrozenError(AttributeError):
+    \"\"\"A frozen instance was changed.\"\"\"
+
+    def __init__(self):
+        msg = "can't set attribute"
+        super().__init__(msg)
+        self.msg = msg
+"""
+EXC_BUG = """class FrozenError(AttributeError):
+    \"\"\"A frozen instance was changed.\"\"\"
+
+    msg = "can't set attribute"
+    args = [msg]
+"""
+
+
+@needs_bwrap
+def test_an_exception_class_that_loses_its_message_is_a_finding_on_its_changed_line(
+    make_repo, tmp_path
+) -> None:
+    """No function changes: the class's own code does (its __init__ is gone, class attributes instead).
+    Built at base and head, `str(FrozenError())` said "can't set attribute" and now says nothing."""
+    repo = make_repo({"pkg/__init__.py": "", "pkg/errors.py": EXC}, {"pkg/errors.py": EXC_BUG})
+    data = _review_json(repo, tmp_path)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (f["path"], f["line"], f["severity"]) == ("pkg/errors.py", 4, "medium"), f
+    assert f["rule_id"] == "behaviour/lost-message", f
+    assert 'FrozenError(): before FrozenError("can\'t set attribute")' in f["evidence"], f
+    assert "after FrozenError()" in f["evidence"], f
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rule"),
+    [
+        (
+            {"kind": "raise", "type": "KeyError", "message": "'id'"},
+            {"kind": "raise", "type": "KeyError", "message": ""},
+            "behaviour/lost-message",
+        ),
+        (
+            {"kind": "return", "repr": "E('x')", "message": "x"},
+            {"kind": "return", "repr": "E()", "message": ""},
+            "behaviour/lost-message",
+        ),
+        (
+            {"kind": "raise", "type": "KeyError", "message": ""},
+            {"kind": "raise", "type": "KeyError", "message": "'id'"},
+            None,
+        ),  # a message gained: the model is asked
+        (
+            {"kind": "raise", "type": "KeyError", "message": "'id'"},
+            {"kind": "raise", "type": "ValueError", "message": ""},
+            None,
+        ),  # another exception: not the same error losing its words
+        ({"kind": "return", "repr": "'x'"}, {"kind": "return", "repr": "''"}, None),  # not an exception
+    ],
+)
+def test_an_error_with_a_message_at_base_and_none_at_head_is_a_finding_without_the_model(
+    before: dict, after: dict, rule: str | None
+) -> None:
+    model = ScriptedModel(
+        {"replies": [], "default": {"text": json.dumps({"verdict": "intended", "reason": "x"})}}
+    )
+    j = judge.judge(
+        _target("def f(x):\n    return x\n"),
+        [_diff_of(before, after)],
+        model=lambda: model,
+        title="",
+        body="",
+        head_line="return x",
+    )
+    assert [f.rule_id for f in j.findings] == ([rule] if rule else [])
+    assert bool(model.requests) == (rule is None)
+
+
 # ---------------------------------------------------------------- the tracer in a real pytest run
 
 

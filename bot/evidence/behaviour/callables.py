@@ -2,7 +2,10 @@
 
 A callable counts when an added line falls inside its body at head, or a removed line inside its body at
 base (a removed `close()` or check changes behaviour as much as an added line). Nested definitions count
-as the innermost one. Only parsing happens here: nothing of the change is imported or run.
+as the innermost one. A class counts as a callable of its own (`is_class`: calling it builds an instance)
+when the change edits its body outside its methods (class attributes, bases, decorators) or removes one of
+its methods, and the class is there at base and at head; docstrings and comments do not count. Only
+parsing happens here: nothing of the change is imported or run.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Changed:
     base_source: str = ""
     other_docs: tuple[str, ...] = ()  # docstrings elsewhere in the module at head that call it by name
     is_context_manager: bool = False  # a generator decorated with (contextlib.)contextmanager
+    is_class: bool = False  # a class: called, it builds an instance (params: its own __init__'s, or none)
     via: str = ""  # kind "reached": the changed module-level name it reads (see dependents.py)
     report_path: str = ""  # kind "reached": the file of that name, where a finding goes (at `anchor`)
 
@@ -102,6 +106,50 @@ def definitions(tree: ast.Module | None) -> list[_Def]:
 
     walk(tree, "", False)
     return out
+
+
+@dataclass(frozen=True)
+class _Class:
+    qualname: str
+    node: ast.ClassDef
+    span: tuple[int, int]  # decorators included
+    own: tuple[tuple[int, int], ...]  # lines that are the class's own code: header, attributes, bases
+
+
+def classes(tree: ast.Module | None) -> list[_Class]:
+    """Every class reachable by attribute from its module (not inside a function), with its own lines:
+    the `class` header (decorators and bases) and the statements of its body that are not methods, nested
+    classes or its docstring."""
+    if tree is None:
+        return []
+    out: list[_Class] = []
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            q = f"{prefix}{node.name}"
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            header = (first, max(node.lineno, node.body[0].lineno - 1))
+            own = [header]
+            for k, st in enumerate(node.body):
+                is_doc = k == 0 and isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                if is_doc or isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                own.append((st.lineno, st.end_lineno or st.lineno))
+            out.append(_Class(q, node, (first, node.end_lineno or node.lineno), tuple(own)))
+            walk(node.body, f"{q}.")
+
+    walk(tree.body, "")
+    return out
+
+
+def _owning_class(found: list[_Class], line: int) -> _Class | None:
+    """The class whose own code (not a method's) holds `line`."""
+    for c in found:
+        if any(a <= line <= b for a, b in c.own):
+            return c
+    return None
 
 
 def _innermost(defs: list[_Def], line: int) -> _Def | None:
@@ -173,13 +221,16 @@ def changed_tests(
 
 
 def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
-    head_tree = parse(head)
-    head_defs, base_defs = definitions(head_tree), definitions(parse(base))
+    head_tree, base_tree = parse(head), parse(base)
+    head_defs, base_defs = definitions(head_tree), definitions(base_tree)
+    head_classes, base_classes = classes(head_tree), classes(base_tree)
     base_by_name = {d.qualname: d for d in base_defs}
     head_by_name = {d.qualname: d for d in head_defs}
     added: dict[str, list[int]] = {}
     removed: dict[str, list[int]] = {}
     removal_anchor: dict[str, int] = {}
+    class_added: dict[str, list[int]] = {}  # class qualname -> head lines of its own code the change adds
+    class_anchor: dict[str, int] = {}  # -> the head line above its first removal (own code or a method)
     for h in f.hunks:
         prev_new: int | None = None
         for ln in h.lines:
@@ -187,12 +238,23 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
                 d = _innermost(head_defs, ln.new_no)
                 if d is not None:
                     added.setdefault(d.qualname, []).append(ln.new_no)
+                elif (k := _owning_class(head_classes, ln.new_no)) is not None:
+                    class_added.setdefault(k.qualname, []).append(ln.new_no)
             elif ln.kind == "-" and ln.old_no is not None:
                 d = _innermost(base_defs, ln.old_no)
+                owner = (
+                    d.qualname.rpartition(".")[0]  # a method the change removes: its class changed
+                    if d is not None and d.is_method and d.qualname not in head_by_name
+                    else None
+                )
                 if d is not None:
                     removed.setdefault(d.qualname, []).append(ln.old_no)
                     if prev_new is not None:
                         removal_anchor.setdefault(d.qualname, prev_new)
+                elif (k := _owning_class(base_classes, ln.old_no)) is not None:
+                    owner = k.qualname
+                if owner and "<locals>" not in owner:
+                    class_anchor.setdefault(owner, prev_new or 0)
             if ln.new_no is not None:
                 prev_new = ln.new_no
     head_lines, base_lines = head.splitlines(), base.splitlines()
@@ -206,7 +268,54 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
         anchor = added[q][0] if q in added else removal_anchor.get(q, hd.node.lineno)
         anchor = min(max(anchor, hd.span[0]), hd.span[1])
         out.append(_record(f.path, hd, bd, kind, anchor, head_lines, base_lines, docs))
+    head_class = {k.qualname: k for k in head_classes}
+    base_class = {k.qualname: k for k in base_classes}
+    for q in dict.fromkeys([*class_added, *class_anchor]):
+        hk, bk = head_class.get(q), base_class.get(q)
+        if hk is None or bk is None:  # a new class is new code (its methods count); a removed one is gone
+            continue
+        anchor = class_added[q][0] if q in class_added else class_anchor.get(q, hk.node.lineno)
+        anchor = min(max(anchor, hk.span[0]), hk.span[1])
+        kind = "modified" if q in class_added else "lost-lines"
+        out.append(_class_record(f.path, hk, bk, kind, anchor, head_lines, base_lines, docs))
     return sorted(out, key=lambda c: c.anchor)
+
+
+def _class_record(
+    path: str,
+    hk: _Class,
+    bk: _Class,
+    kind: str,
+    anchor: int,
+    head_lines: list[str],
+    base_lines: list[str],
+    docs: list[tuple[str, str]],
+) -> Changed:
+    """A class as a callable: its parameters are those of the `__init__` its own body defines (without
+    `self`); none when it inherits one (the call made is then `Class()`)."""
+    node = hk.node
+    init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    params = parameters(init.args)[1:] if init is not None else ()
+    own = ast.get_docstring(node) or ""
+    header_end = max(node.lineno, node.body[0].lineno - 1)
+    return Changed(
+        path=path,
+        qualname=hk.qualname,
+        kind=kind,
+        head_span=hk.span,
+        base_span=bk.span,
+        anchor=anchor,
+        signature="\n".join(head_lines[node.lineno - 1 : header_end]).strip(),
+        docstring=own,
+        params=params,
+        is_method=False,
+        is_async=False,
+        is_generator=False,
+        is_class=True,
+        head_source="\n".join(head_lines[hk.span[0] - 1 : hk.span[1]]),
+        base_source="\n".join(base_lines[bk.span[0] - 1 : bk.span[1]]),
+        other_docs=tuple(text for owner, text in docs if text != own and calls_by_name(node.name, text)),
+    )
 
 
 def module_docs(tree: ast.Module | None) -> list[tuple[str, str]]:

@@ -508,7 +508,7 @@ def plan(
             edges = boundary_inputs(typed_c, max(1, max_calls // 2), classes)
             typed = hypothesis_inputs(typed_c, max(1, max_calls - len(edges)))
             found += edges
-            if model is not None and asked < model_calls and not typed:
+            if model is not None and asked < model_calls and not typed and call_params(c):
                 asked += 1
                 found += model_inputs(c, model(), language=language)[0]
             found += typed

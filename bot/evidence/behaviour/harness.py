@@ -49,7 +49,8 @@ def trace_hook(
     and for the first `variants` inputs of each the same call with an argument wrapped (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
-        by_path.setdefault(c.path, []).append(c.qualname)
+        if not c.is_class:  # a class body's code runs once, at import: not a call of the class
+            by_path.setdefault(c.path, []).append(c.qualname)
     spec = {
         "targets": by_path,
         "out": f"{SCRATCH}/trace.jsonl",

@@ -310,6 +310,11 @@ def _judge_plain(
         why = "It returns None now where it returned a value."
         _report(out, c, lost[:2], "medium", "behaviour/lost-result", why, head_line)
         return out
+    silent = clearest([d for d in diffs if _lost_its_message(d)])
+    if silent:  # deterministic: an error that said what went wrong says nothing now
+        why = "The exception has no message now where it had one."
+        _report(out, c, silent[:2], "medium", "behaviour/lost-message", why, head_line)
+        return out
     gained = [d for d in diffs if _gained_a_result(c, d)]
     if len(gained) == len(diffs):  # each one: None before, a value now (the docstring never says None)
         reason = "it returns a value now where it returned None before"
@@ -427,6 +432,19 @@ def _lost_its_result(c: Changed, d: Difference) -> bool:
     if d.base.get("kind") != "return" or d.head.get("kind") != "return" or d.head.get("repr") != "None":
         return False
     return d.base.get("repr") != "None" and " and changes " not in d.after and not _speaks_of_none(c)
+
+
+def _lost_its_message(d: Difference) -> bool:
+    """The same exception type raised (or built and returned) on both sides, with a message at base and an
+    empty one at head: `str(error)` says nothing now."""
+    b, h = d.base, d.head
+    if b.get("kind") != h.get("kind") or b.get("kind") not in ("return", "raise"):
+        return False
+    if b.get("kind") == "raise" and b.get("type") != h.get("type"):
+        return False
+    if "message" not in b or "message" not in h:  # a returned value that is not an exception
+        return False
+    return bool(str(b.get("message") or "").strip()) and not str(h.get("message") or "").strip()
 
 
 def _gained_a_result(c: Changed, d: Difference) -> bool:

@@ -105,7 +105,13 @@ def exception_record(exc: BaseException, root: str = "", limit: int = 400) -> di
 
 
 def return_record(value: object, root: str = "", limit: int = 400) -> dict:
-    return {"kind": "return", "repr": safe_repr(value, root, limit)}
+    out = {"kind": "return", "repr": safe_repr(value, root, limit)}
+    if isinstance(value, BaseException):  # an exception built, not raised: what it says when shown
+        try:
+            out["message"] = normalise(str(value), root, limit)
+        except Exception:  # noqa: BLE001 (a broken __str__ says nothing either)
+            out["message"] = ""
+    return out
 
 
 def scratch_root() -> str:
