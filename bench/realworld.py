@@ -417,6 +417,8 @@ def review_case(
         "notes": list(review.notes),
         "skipped": doc.get("coverage", {}).get("skipped", []),
         "findings": findings,
+        "stages": doc.get("stats", {}).get("stages", {}),  # wall seconds per pipeline stage (they overlap)
+        "behaviour": doc.get("behaviour", []),  # the intended changes listed in the summary
     }
 
 
