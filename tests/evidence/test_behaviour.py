@@ -4,6 +4,7 @@ inputs, the judge, and whole reviews where the tests pass at head but a function
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -17,10 +18,11 @@ from click.testing import CliRunner
 
 from bot.change.diff import parse
 from bot.cli.root import cli
-from bot.config import SandboxConfig
+from bot.config import Config, SandboxConfig
 from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge
-from bot.evidence.behaviour.callables import Changed, changed_callables
+from bot.evidence.behaviour.callables import Changed, Param, changed_callables
+from bot.evidence.behaviour.engine import BehaviourEvidence
 from bot.models.scripted import ScriptedModel
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 
@@ -154,6 +156,19 @@ def test_a_class_counts_when_its_own_code_changes_or_it_loses_a_method(make_repo
         assert c.kind == "modified" and head.splitlines()[c.anchor - 1].strip() == "size = 12"
     else:  # only the removed method: above the removal
         assert c.kind == "lost-lines" and head.splitlines()[c.anchor - 1].strip() == "return self.size"
+    # called as `Limits()`, never put to the model for calls, and not traced: with no function among the
+    # targets the test runs get no tracer at all
+    asked: list[int] = []
+    plan = generate.plan([c], max_calls=4, model=lambda: asked.append(1) or ScriptedModel({"replies": []}))
+    assert [(i.args, i.instance) for i in plan.inputs] == [((), False)] and not asked
+    assert plan.inputs[0].expr(c.qualname) == "" and not plan.skipped
+    sized = dataclasses.replace(
+        c, params=(Param("size", None, True, "positional"),)
+    )  # __init__(self, size=10)
+    generate.plan([sized], max_calls=4, model=lambda: asked.append(1) or ScriptedModel({"replies": []}))
+    assert not asked
+    stage = BehaviourEvidence(None, Config(), lambda p: None, lambda p: None, targets=[c])  # type: ignore[arg-type]
+    assert stage.trace_hook(["python", "-m", "pytest"]) is None
 
 
 EXC = """class FrozenError(AttributeError):

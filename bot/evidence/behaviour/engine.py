@@ -81,8 +81,10 @@ class BehaviourEvidence:
     # -------------------------------------------------------------- observing the test runs
 
     def trace_hook(self, argv: list[str]) -> testrun.RunHook | None:
-        """Extras for the tests stage's runs at base and head: the tracer plugin, for pytest commands."""
-        if not self.targets:
+        """Extras for the tests stage's runs at base and head: the tracer plugin, for pytest commands; none
+        when no target is a function (classes are not traced, and a tracer with nothing to record would
+        still slow every test down)."""
+        if not any(not c.is_class for c in self.targets):
             return None
         if not harness.is_pytest(argv):
             self.notes.append(

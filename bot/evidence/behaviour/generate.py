@@ -508,7 +508,9 @@ def plan(
             edges = boundary_inputs(typed_c, max(1, max_calls // 2), classes)
             typed = hypothesis_inputs(typed_c, max(1, max_calls - len(edges)))
             found += edges
-            if model is not None and asked < model_calls and not typed and call_params(c):
+            # the model proposes calls of functions with parameters; a class's constructor calls are
+            # its doctests and edge values (a model round per edited class body costs more than it finds)
+            if model is not None and asked < model_calls and not typed and call_params(c) and not c.is_class:
                 asked += 1
                 found += model_inputs(c, model(), language=language)[0]
             found += typed
