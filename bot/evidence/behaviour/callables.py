@@ -113,7 +113,7 @@ class _Class:
     qualname: str
     node: ast.ClassDef
     span: tuple[int, int]  # decorators included
-    own: tuple[tuple[int, int], ...]  # lines that are the class's own code: header, attributes, bases
+    own: tuple[tuple[int, int], ...]  # lines that are the class's own code: header first, then attributes
 
 
 def classes(tree: ast.Module | None) -> list[_Class]:
@@ -297,7 +297,7 @@ def _class_record(
     init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     params = parameters(init.args)[1:] if init is not None else ()
     own = ast.get_docstring(node) or ""
-    header_end = max(node.lineno, node.body[0].lineno - 1)
+    header_end = hk.own[0][1]  # the `class` line(s), up to its body
     return Changed(
         path=path,
         qualname=hk.qualname,

@@ -86,13 +86,19 @@ def _edited_names(tree: ast.Module, added: set[int]) -> dict[str, int]:
     return out
 
 
-def _reads(node: ast.AST) -> set[str]:
-    """Names read, and `module.NAME` for attributes of a plain name (see _imported)."""
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _reads(node: ast.AST, skip: set[int] | None = None) -> set[str]:
+    """Names read, and `module.NAME` for attributes of a plain name (see _imported); nodes whose id is in
+    `skip` left out."""
+    skip = skip or set()
+    names = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in skip
+    }
     return names | {
         f"{n.value.id}.{n.attr}"
         for n in ast.walk(node)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and id(n) not in skip
     }
 
 
@@ -109,16 +115,7 @@ def _reads_at_run_time(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.AnnAssign):
             found.append(n.annotation)
         hints |= {id(x) for a in found if a is not None for x in ast.walk(a)}
-    names = {
-        n.id
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in hints
-    }
-    return names | {  # `consts.LIMIT`: an attribute of an imported module (see _imported)
-        f"{n.value.id}.{n.attr}"
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and id(n) not in hints
-    }
+    return _reads(node, hints)
 
 
 def _closure(tree: ast.Module, names: set[str] | dict[str, str]) -> dict[str, str]:
@@ -154,12 +151,17 @@ def _imported(tree: ast.Module, names: dict[str, str], source_path: str, path: s
             for a in node.names:  # `from pkg import consts`: a module of the package, by name
                 sub = f"{node.module}.{a.name}" if node.module else a.name
                 if a.name != "*" and _imports_from(node.level, sub, path, source_path):
-                    out |= {f"{a.asname or a.name}.{k}": v for k, v in names.items() if "." not in k}
+                    out |= _as_attributes(a.asname or a.name, names)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname and _imports_from(0, a.name, path, source_path):
-                    out |= {f"{a.asname}.{k}": v for k, v in names.items() if "." not in k}
+                    out |= _as_attributes(a.asname, names)
     return out
+
+
+def _as_attributes(module: str, names: dict[str, str]) -> dict[str, str]:
+    """`names` as read through the module bound to `module`: `consts.LIMIT` -> its edited name."""
+    return {f"{module}.{k}": v for k, v in names.items() if "." not in k}
 
 
 def _imports_from(level: int, module: str, path: str, source_path: str) -> bool:

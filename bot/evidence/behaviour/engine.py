@@ -82,9 +82,10 @@ class BehaviourEvidence:
 
     def trace_hook(self, argv: list[str]) -> testrun.RunHook | None:
         """Extras for the tests stage's runs at base and head: the tracer plugin, for pytest commands; none
-        when no target is a function (classes are not traced, and a tracer with nothing to record would
-        still slow every test down)."""
-        if not any(not c.is_class for c in self.targets):
+        when no target is a function (a class body's code runs once, at import: classes are not traced, and
+        a tracer with nothing to record would still slow every test down)."""
+        traced = [c for c in self.targets if not c.is_class]
+        if not traced:
             return None
         if not harness.is_pytest(argv):
             self.notes.append(
@@ -92,7 +93,7 @@ class BehaviourEvidence:
             )
             return None
         self._hook = harness.trace_hook(
-            self.targets,
+            traced,
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
         )
@@ -220,20 +221,15 @@ class BehaviourEvidence:
 
     def _folder(self, path: str) -> list[str]:
         """The non-test Python modules of `path`'s folder at head."""
-        assert self.change.workdir is not None
         folder = path.rpartition("/")[0]
-        listed = git.git(
-            self.change.workdir,
-            "ls-tree",
-            "--name-only",
-            self.change.head_sha,
-            f"{folder}/" if folder else ".",
-            check=False,
+        return sorted(
+            x
+            for x in self._head_files()
+            if x.rpartition("/")[0] == folder and x.endswith(".py") and not testrun.is_test_path(x)
         )
-        return sorted(x for x in listed.splitlines() if x.endswith(".py") and not testrun.is_test_path(x))
 
     def _head_files(self) -> list[str]:
-        """Every file at head, listed once per stage (each changed file's package is read from it)."""
+        """Every file at head, listed once per stage (folders and packages are read from it)."""
         if self._listing is None:
             assert self.change.workdir is not None
             self._listing = git.git(

@@ -49,8 +49,7 @@ def trace_hook(
     and for the first `variants` inputs of each the same call with an argument wrapped (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
-        if not c.is_class:  # a class body's code runs once, at import: not a call of the class
-            by_path.setdefault(c.path, []).append(c.qualname)
+        by_path.setdefault(c.path, []).append(c.qualname)
     spec = {
         "targets": by_path,
         "out": f"{SCRATCH}/trace.jsonl",
