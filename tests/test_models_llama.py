@@ -160,3 +160,13 @@ def test_corrupt_gguf_is_refused(tmp_path: Path) -> None:
     bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 4096)
     with pytest.raises(ModelError, match="corrupt"):
         LlamaCppModel(bad)
+
+
+def test_on_an_amx_cpu_the_weights_stay_out_of_the_amx_buffer(llm: Any) -> None:
+    """llama.cpp's AMX kernel segfaults on the first token (llama.cpp#20824): on a CPU that reports AMX,
+    the model loads without the extra (repacking) buffer types, and still answers."""
+    from bot.models.hardware import cpu_has_amx
+
+    assert llm._llm.model_params.use_extra_bufts is (llm.gpu_layers != 0 or not cpu_has_amx())
+    out = llm.complete([Message("user", "Say hi")], max_tokens=4)
+    assert out.text

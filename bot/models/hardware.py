@@ -34,3 +34,16 @@ def _cgroup_v1(root: Path) -> float | None:
     except (OSError, ValueError):
         return None
     return None if quota <= 0 or period <= 0 else quota / period
+
+
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU reports Intel AMX (Sapphire Rapids and later): llama.cpp's AMX matrix kernels
+    crash there on quantized models (ggml-org/llama.cpp#20824), so the weights must stay out of them."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return "amx_int8" in line.split(":", 1)[-1].split()
+    return False

@@ -8,12 +8,13 @@ grammar to the full vocabulary. Same output as the full grammar sampler, a fract
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,12 @@ import numpy as np
 from ..config import ModelConfig
 from . import catalog
 from .base import Completion, Message, ModelError, Scores
-from .hardware import cpu_quota
+from .hardware import cpu_has_amx, cpu_quota
 
 _TOKEN_DTYPE = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
 DEFAULT_N_CTX = 8192
 _CHATML = "<|im_start|>{role}\n{content}<|im_end|>\n"
+_PARAMS_LOCK = threading.Lock()  # llama-cpp-python's default model params are swapped only while one loads
 
 
 def load_backends() -> int:
@@ -61,6 +63,31 @@ def load_backends() -> int:
     return count
 
 
+@contextlib.contextmanager
+def _model_params(lib: Any, *, extra_buffers: bool) -> Iterator[None]:
+    """Load a model with llama.cpp's extra (repacking) buffer types on or off.
+
+    `Llama()` takes no argument for `use_extra_bufts`; it reads `llama_model_default_params()` from the
+    bindings module, so that function is wrapped for the duration of one load (callers hold
+    `_PARAMS_LOCK`)."""
+    if extra_buffers:
+        yield
+        return
+    module = lib.llama_cpp
+    default = module.llama_model_default_params
+
+    def params() -> Any:
+        p = default()
+        p.use_extra_bufts = False
+        return p
+
+    module.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = default
+
+
 class LlamaCppModel:
     def __init__(
         self,
@@ -88,22 +115,26 @@ class LlamaCppModel:
         train_ctx = catalog.gguf_context_length(path)
         if n_ctx is None:
             n_ctx = min(DEFAULT_N_CTX, train_ctx) if train_ctx else DEFAULT_N_CTX
+        # On an AMX CPU llama.cpp would repack the weights into its AMX buffer, whose matrix kernel
+        # segfaults on the first token (llama.cpp#20824); the ordinary AVX-512 kernels are kept instead.
+        extra_buffers = gpu or not cpu_has_amx()
         try:
-            self._llm = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_batch=512,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=layers,
-                flash_attn=True,
-                # Read the weights instead of mapping them: llama.cpp repacks quantized weights for the
-                # CPU kernels, and with mmap both the mapped file pages and the repacked copy stay
-                # resident (peak RSS 1.97 GB vs 1.38 GB for the 1.5B model).
-                use_mmap=False,
-                seed=seed,
-                verbose=False,
-            )
+            with _PARAMS_LOCK, _model_params(llama_cpp, extra_buffers=extra_buffers):
+                self._llm = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_batch=512,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=layers,
+                    flash_attn=True,
+                    # Read the weights instead of mapping them: llama.cpp repacks quantized weights for the
+                    # CPU kernels, and with mmap both the mapped file pages and the repacked copy stay
+                    # resident (peak RSS 1.97 GB vs 1.38 GB for the 1.5B model).
+                    use_mmap=False,
+                    seed=seed,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise ModelError(
                 f"cannot load {path} ({exc}); the file may be corrupt: re-create or re-download it"
