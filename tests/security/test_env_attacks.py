@@ -198,14 +198,10 @@ def test_a_tests_python_the_change_commits_is_never_started(tmp_path, planted):
     assert env.error is not None and "\n" not in env.error
     assert "head commit" in env.error and "outside the checkout" in env.error, env.error
     assert not (tmp_path / "envs").exists()
-
-
-def test_a_tests_python_the_workflow_made_in_the_checkout_still_works(tmp_path):
-    base, head = commits(tmp_path / "repo", PROJECT, {"victim.py": "def add(a, b):\n    return b + a\n"})
-    repo = tmp_path / "repo"
-    (repo / ".venv" / "bin").mkdir(parents=True)  # untracked: made by the workflow, not the change
-    (repo / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    cfg = config_mod.build({"tests": {"python": ".venv/bin/python"}}, env={})
+    # an interpreter the workflow made in the checkout (untracked) is still used
+    (repo / "made" / "bin").mkdir(parents=True)
+    (repo / "made" / "bin" / "python").symlink_to(sys.executable)
+    cfg = config_mod.build({"tests": {"python": "made/bin/python"}}, env={})
     env = build(repo, base, cfg, tmp_path / "envs", head)
     assert env.error is None and env.kind == "python", env.error
 
