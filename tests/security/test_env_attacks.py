@@ -10,6 +10,7 @@ that marker. Nothing is fetched: a local wheelhouse stands in for the index (`PI
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -258,3 +259,63 @@ def test_the_built_interpreter_is_only_started_isolated(tmp_path, offline, monke
     venv_python = [a for a in seen if a[0].startswith(str(tmp_path / "envs"))]
     assert len(venv_python) >= 2  # the install and the removal of the project's own copy
     assert all(a[1:3] == ["-I", "-S"] for a in venv_python), venv_python
+
+
+def test_an_incremental_review_fetches_node_dependencies_from_the_real_base(tmp_path, monkeypatch):
+    """The other toolchains' fetch (here npm, a stand-in on PATH that records what it was given)."""
+    record = tmp_path / "fetched-package.json"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(
+        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo 10.0.0; exit 0; fi\n'
+        f"cat package.json > {record}\nmkdir -p node_modules\n"
+    )
+    (bin_dir / "npm").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    pkg = '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}'
+    hostile = '{"name": "calc", "dependencies": {"evil": "git+https://example.invalid/evil.git"}}'
+    base, last, head = commits(
+        tmp_path / "repo",
+        {
+            "package.json": pkg,
+            "test.js": "require('./calc');\n",
+            "calc.js": "exports.add = (a, b) => a + b;\n",
+        },
+        {"package.json": hostile},
+        {"calc.js": "exports.add = (a, b) => a - b;\n"},
+    )
+    repo = tmp_path / "repo"
+    change = ChangeRequest(ChangeRef("github", "o/r", number=1), base, head, "diff", workdir=repo)
+    reviewed, _ = workspace.since(change, last, "PR")
+    env = projectenv.resolve(
+        ["npm", "test"],
+        cfg=Config(),
+        repo=repo,
+        source=reviewed.env_source,
+        sandbox_name="bubblewrap",
+        env_dir=tmp_path / "envs",
+        head_sha=reviewed.head_sha,
+    )
+    assert env.error is None, env.error
+    assert record.read_text() == pkg  # the base's manifest, not the PR's earlier commit's
+
+
+def test_the_build_sees_no_token_of_the_host(monkeypatch):
+    """Dependency builds run on the host: the environment they get is filtered (proxies, index settings)."""
+    from bot.evidence.envbase import run_build
+
+    for k in ("GITHUB_TOKEN", "PREREVIEW_GITLAB_TOKEN", "PREREVIEW_WEBHOOK_SECRET", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "secret-value-123456")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://index.example.invalid/simple")
+    out = run_build([sys.executable, "-c", "import os; print(sorted(os.environ))"], cwd=None, timeout=60)
+    assert "PIP_INDEX_URL" in out and "TOKEN" not in out and "SECRET" not in out, out
+
+
+def test_without_wheels_only_a_source_package_of_the_base_runs_its_build_code_on_the_host(tmp_path, offline):
+    """What `tests.wheels_only` (on by default on the server) is for: with it off, whoever controls the
+    base branch's requirements — or a package on the index — runs code on the host when the venv is built."""
+    marker = tmp_path / "marker"
+    evil = evil_sdist(tmp_path / "evil", marker)
+    (base,) = commits(tmp_path / "repo", {**PROJECT, "requirements.txt": f"evil @ file://{evil}\n"})
+    build(tmp_path / "repo", base, config_mod.build({}, env={}), tmp_path / "envs")
+    assert marker.exists()
