@@ -250,6 +250,11 @@ def test_the_built_interpreter_is_only_started_isolated(tmp_path, offline, monke
         return real(argv, **kw)
 
     monkeypatch.setattr(pyvenv, "run_build", spy)
+    fake = tmp_path / "bin"  # a uv on PATH is not used: it would start the venv's python normally
+    fake.mkdir()
+    (fake / "uv").write_text(f"#!/bin/sh\necho used > {tmp_path / 'uv-used'}\nexit 1\n")
+    (fake / "uv").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     wheel(offline, "victim", {"victim.py": ""})
     wheel(offline, "dep", {"dep.py": ""}, requires=("victim",))  # pulls the project in: removed after
     (base,) = commits(tmp_path / "repo", {**PROJECT, "requirements.txt": "dep\n"})
@@ -259,6 +264,7 @@ def test_the_built_interpreter_is_only_started_isolated(tmp_path, offline, monke
     venv_python = [a for a in seen if a[0].startswith(str(tmp_path / "envs"))]
     assert len(venv_python) >= 2  # the install and the removal of the project's own copy
     assert all(a[1:3] == ["-I", "-S"] for a in venv_python), venv_python
+    assert not (tmp_path / "uv-used").exists()
 
 
 def test_an_incremental_review_fetches_node_dependencies_from_the_real_base(tmp_path, monkeypatch):
