@@ -421,6 +421,8 @@ def parse_yaml(text: str, source: str) -> dict[str, Any]:
             f"{source}: line {exc.line} uses a YAML anchor or alias (&name / *name), which prereview does "
             "not accept; write the values out in full"
         ) from None
+    except RecursionError:  # `[[[[…` thousands deep: the parser recurses once per level
+        raise PrereviewError(_TOO_DEEP.format(source=source)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -429,7 +431,28 @@ def parse_yaml(text: str, source: str) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise PrereviewError(f"{source}: the top level must be a mapping of keys (model:, review:, …)")
+    if _depth(data) > MAX_CONFIG_DEPTH:  # nothing after this (merging, validation) recurses too far
+        raise PrereviewError(_TOO_DEEP.format(source=source))
     return data
+
+
+MAX_CONFIG_DEPTH = 32  # a real config nests 3 or 4 levels
+_TOO_DEEP = (
+    "{source}: lists or mappings nested more than " + str(MAX_CONFIG_DEPTH) + " levels deep; write the "
+    "config flat (its keys nest three or four levels)"
+)
+
+
+def _depth(data: Any) -> int:
+    """How deeply lists and mappings nest in `data` (walked without recursion)."""
+    deepest, todo = 0, [(data, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_CONFIG_DEPTH:
+            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+            todo += [(c, depth + 1) for c in children if isinstance(c, (dict, list))]
+    return deepest
 
 
 def build(

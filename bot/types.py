@@ -49,6 +49,31 @@ class ChangeRequest:
     workdir: Path | None = None  # head checked out here, base reachable
     labels: tuple[str, ...] = ()  # PR/MR labels (review.ignore.labels)
     notes: tuple[str, ...] = ()  # what resolving the change had to assume (e.g. a root commit's base)
+    # The pull request's own base when `base_sha` was moved to compare against a commit of the PR (an
+    # incremental review's last reviewed head); "" = `base_sha` is that base. See `env_source`.
+    pr_base_sha: str = ""
+
+    @property
+    def env_source(self) -> EnvSource:
+        """Where the host-side environment build reads dependency files: the PR's real base, never a
+        commit its author made (installing runs code on the host, with network)."""
+        return EnvSource(self.pr_base_sha or self.base_sha)
+
+    def compared_with(self, sha: str) -> ChangeRequest:
+        """This change with its tests and scanners comparing head against `sha` (a commit the PR author
+        may have made) — the environment still built from the real base."""
+        if sha == self.base_sha:
+            return self
+        return replace(self, base_sha=sha, pr_base_sha=self.pr_base_sha or self.base_sha)
+
+
+@dataclass(frozen=True)
+class EnvSource:
+    """The revision a project environment (venv, node_modules, go modules …) is built from on the host.
+    Its own type, so a comparison base (which may be the PR's own earlier commit) cannot be passed for it
+    by mistake: only `ChangeRequest.env_source` makes one."""
+
+    sha: str
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ findings."""
 
 from __future__ import annotations
 
+from ..change.repo_secrets import MaskedPrompts
+from ..models.base import Model
 from ..pipeline.context import ReviewContext
 from ..types import Finding
 from .behaviour.engine import BehaviourEvidence
@@ -33,7 +35,11 @@ class BehaviourStage:
         engine = evidence_for(ctx)
         if engine is None:
             return findings
-        out = engine.run(findings, tests=ctx.shared.get("tests"), model=ctx.model, progress=ctx.progress)
+
+        def model() -> Model:  # the judge's prompts quote runtime text: the repository's secrets masked
+            return MaskedPrompts(ctx.model(), ctx.mask_runtime)
+
+        out = engine.run(findings, tests=ctx.shared.get("tests"), model=model, progress=ctx.progress)
         ctx.behaviour += engine.changes
         ctx.notes += engine.all_notes()
         ctx.usage.seconds_model += engine.seconds_model

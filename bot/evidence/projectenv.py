@@ -29,6 +29,7 @@ from typing import Any
 from ..change import git
 from ..config import Config
 from ..progress import Progress, Quiet
+from ..types import EnvSource
 from . import layouts
 from .breakage import first_error
 from .envbase import (  # noqa: F401  (the builders' shared names, importable from here too)
@@ -80,22 +81,29 @@ def resolve(
     *,
     cfg: Config,
     repo: Path,
-    base_sha: str,
+    source: EnvSource,
     sandbox_name: str,
     env_dir: Path,
     progress: Progress | None = None,
+    head_sha: str = "HEAD",
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
-    project lacks: a failed build comes back with `error` set (the first error line)."""
+    project lacks: a failed build comes back with `error` set (the first error line).
+
+    Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
+    such as an incremental review's last head is the PR author's commit and never reaches the host)."""
     progress = progress or Quiet()
     t0 = time.monotonic()
+    base_sha = source.sha
     files = git.git(repo, "ls-tree", "-r", "--name-only", base_sha).splitlines()
 
     def read(p: str) -> str | None:
         return git.show(repo, base_sha, p)
 
     try:
-        env = _resolve(list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress)
+        env = _resolve(
+            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, head_sha
+        )
     except EnvError as exc:
         env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
     env.seconds = round(time.monotonic() - t0, 2)
@@ -112,8 +120,9 @@ def _resolve(
     sandbox_name: str,
     env_dir: Path,
     progress: Progress,
+    head_sha: str = "HEAD",
 ) -> ProjectEnv:
-    python = interpreter(cfg.tests.python, repo) if cfg.tests.python else None
+    python = interpreter(cfg.tests.python, repo, head_sha) if cfg.tests.python else None
     if cfg.test_cmd:
         if python is None:
             return ProjectEnv("command", tuple(argv), describe="test_command as given")
@@ -167,14 +176,24 @@ def with_ro_paths(sandbox: Any, paths: Sequence[str]) -> Any:
     return type(sandbox)(cfg.model_copy(update={"ro_paths": [*cfg.ro_paths, *extra]}))
 
 
-def interpreter(spec: str, repo: Path) -> dict[str, Any]:
-    """`tests.python`: a name on PATH or a path (relative to the repository); asked for its prefixes."""
+def interpreter(spec: str, repo: Path, head_sha: str = "HEAD") -> dict[str, Any]:
+    """`tests.python`: a name on PATH or a path (relative to the repository); asked for its prefixes.
+
+    It runs on the host, so it must not be the change's own file: a path in the checkout that the head
+    commit tracks (the file, or a link or file on its way) is refused before anything starts it."""
     cand = Path(spec).expanduser()
     if not cand.is_absolute() and "/" in spec:
         cand = repo / cand
     exe = str(cand) if "/" in spec else shutil.which(spec)
     if exe is None or not Path(exe).exists():
         raise EnvError(f"tests.python {spec!r} not found; give the path of the interpreter to test with")
+    tracked = tracked_at_head(Path(exe), repo, head_sha)
+    if tracked is not None:
+        raise EnvError(
+            f"tests.python {spec!r} is the reviewed change's own file (`{tracked}` is in the head commit), "
+            "never run on the host; give an interpreter outside the checkout (an absolute path) or one the "
+            "workflow created there"
+        )
     probe = (  # the site-packages' mtimes: installing into it invalidates cached runs made with it
         "import json, os, site, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.version, "
         "[os.stat(p).st_mtime for p in site.getsitepackages() if os.path.isdir(p)]]))"
@@ -190,6 +209,32 @@ def interpreter(spec: str, repo: Path) -> dict[str, Any]:
     abs_exe = str(Path(exe).absolute())
     paths = tuple(dict.fromkeys([prefix, base_prefix, str(Path(exe).resolve().parent.parent)]))
     return {"executable": abs_exe, "paths": paths, "key": _hash([abs_exe, prefix, version, mtimes])}
+
+
+def tracked_at_head(path: Path, repo: Path, head_sha: str) -> str | None:
+    """The first part of `path` (as given, or with links followed) inside the checkout that the head
+    commit tracks as a file, link or submodule, or the path itself when tracked; None when there is none."""
+    rels: list[tuple[str, ...]] = []
+    for p in (Path(os.path.abspath(path)), path.resolve()):
+        for root in (Path(os.path.abspath(repo)), repo.resolve()):
+            if p.is_relative_to(root) and p != root:
+                rels.append(p.relative_to(root).parts)
+    wanted: dict[str, bool] = {}  # repository-relative path -> is it the interpreter itself
+    for parts in rels:
+        for n in range(1, len(parts) + 1):
+            name = "/".join(parts[:n])
+            wanted[name] = wanted.get(name, False) or n == len(parts)
+    if not wanted:
+        return None
+    try:
+        listing = git.git(repo, "--literal-pathspecs", "ls-tree", "-z", head_sha, "--", *wanted)
+    except git.GitError:
+        return min(wanted, key=len)  # cannot tell what the head tracks: refused, not run
+    for line in listing.split("\0"):
+        meta, _, name = line.partition("\t")
+        if name in wanted and (meta.split()[1:2] != ["tree"] or wanted[name]):
+            return name
+    return None
 
 
 # ---------------------------------------------------------------- was the base run a usable test run?

@@ -5,6 +5,11 @@ and the dependency files' text, so an unchanged project reuses it across commits
 holds pytest and the project's test dependencies; the project itself is NOT installed — only a bare
 `.dist-info` (name, version, entry points) so `importlib.metadata` and pytest plugins still find it — and
 any copy a dependency pulled in is removed: the scratch tree's code (on PYTHONPATH) is what runs.
+
+pip steps start the built interpreter with `-I -S` and add site-packages to `sys.path` by hand (`_PIP`),
+so no installed package's `.pth` file or `sitecustomize` runs on the host. With `tests.wheels_only` the
+build therefore runs no package code on the host at all: no sdist is built, and pip is the installer
+even where uv is on PATH (uv starts the venv's interpreter normally to ask it for its markers).
 """
 
 from __future__ import annotations
@@ -40,11 +45,16 @@ def build_venv(
     base_sha: str,
 ) -> tuple[str, str, tuple[str, ...], str]:
     """(python executable, key, read-only paths for the sandbox, description)."""
-    uv = shutil.which("uv")
+    uv = None if cfg.tests.wheels_only else shutil.which("uv")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     reqs = list(layout.requirements)
     if not any(layouts.norm(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) == "pytest" for r in reqs):
         reqs.insert(0, "pytest")
+    if cfg.tests.wheels_only and (src := next((r for r in reqs if source_reference(r)), None)):
+        raise EnvError(
+            f"tests.wheels_only: the requirement `{src[:120]}` names source code, not a wheel (pip would "
+            "build it on this host); use a released wheel, or turn tests.wheels_only off where that is safe"
+        )
     pins = layouts.uv_lock_pins(read("uv.lock"), layout.name) if layout.uv_lock else ()
     key = file_hash(
         read,
@@ -84,7 +94,7 @@ def build_venv(
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
-                pip = [str(exe), "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+                pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input", "-q"]
                 run_build([*pip, "install", *reqs_args], cwd=d, timeout=timeout)
                 uninstall = [*pip, "uninstall", "-y"]
             if layout.name:
@@ -129,6 +139,32 @@ def _uv_export(
         except EnvError:
             return ""  # an older uv or an unusual lock: the pyproject requirements still stand
         return str(out)
+
+
+_NAMED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;(]|$)")
+
+
+def source_reference(req: str) -> bool:
+    """A requirement pip would install from a URL or path rather than an index — building it when it is
+    not a wheel, even with `--only-binary :all:` (`name @ git+https://…`, `./pkg`, `https://…/x.tar.gz`)."""
+    if _NAMED.match(req):
+        return False
+    url = req.split("@", 1)[-1].split(";", 1)[0].strip()
+    return not url.lower().endswith(".whl")
+
+
+# pip in the built venv, started without `site`: sys.prefix set as `site.venv()` would, site-packages
+# appended without reading its .pth files, so nothing a package installed runs in this process.
+_PIP = (
+    "import sys, runpy; d = sys.argv[1]; sys.prefix = sys.exec_prefix = d; "
+    "sys.path.append(sys.argv[2]); sys.argv = ['pip', *sys.argv[3:]]; "
+    "runpy.run_module('pip', run_name='__main__', alter_sys=True)"
+)
+
+
+def _pip(exe: Path, d: Path) -> list[str]:
+    """The argv prefix of a pip command in the venv `d` that starts no installed package's code."""
+    return [str(exe), "-I", "-S", "-c", _PIP, str(d), str(_site_packages(d))]
 
 
 def _site_packages(d: Path) -> Path:

@@ -46,6 +46,7 @@ class ReviewContext:
     raw_head: FileReader = field(repr=False, default=lambda p: None)  # real text, for scanners only
     raw_base: FileReader = field(repr=False, default=lambda p: None)
     mask: Callable[[Finding], Finding] = lambda f: f  # applied to findings built from real text
+    mask_runtime: Callable[[str], str] = lambda s: s  # runtime text: the repository's secrets too
     cache_dir: Any = None  # where test runs and project environments are cached (None: default)
     notes: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)

@@ -17,6 +17,7 @@ from typing import Any
 from .. import config as config_mod
 from ..change import git, redact, sizecap
 from ..change.diff import parse as parse_diff
+from ..change.repo_secrets import RepoSecrets
 from ..config import Config
 from ..models import Model
 from ..models.registry import create
@@ -167,8 +168,11 @@ def review_change(
     ctx.started = t0
     ctx.notes[:0] = change.notes
     ctx.skipped += capped
+    # code run in the sandbox may print what it read from unchanged files: those files' secrets too
+    runtime = RepoSecrets(change.workdir, [change.base_sha, change.head_sha], cfg.review.max_file_bytes)
+    ctx.mask_runtime = runtime.mask
     findings = run_stages(ctx, default(cfg) if stages is None else stages)
-    review = redactor.review(assemble(ctx, findings))
+    review = runtime.review(redactor.review(assemble(ctx, findings)))
     stats = replace(
         review.stats, files=review.stats.files + len(capped), seconds_total=round(time.monotonic() - t0, 3)
     )

@@ -38,6 +38,11 @@ AT_MOST_SERVER = (
     "review.max_new_tokens",
     "tests.budget_seconds",
     "tests.build_timeout",
+    "behaviour.budget_seconds",
+    "behaviour.call_timeout",
+    "behaviour.max_calls",
+    "behaviour.max_traced_calls",
+    "behaviour.wrapped_inputs",
 )
 
 

@@ -21,11 +21,22 @@ QUEUE_ENV = {
 }
 
 
+# Where the server's own config says nothing, it differs from the CLI's defaults here: the server's host
+# holds every repository's tokens, so no dependency's build code runs on it unless its owner says so.
+SERVER_DEFAULTS: dict[str, Any] = {"tests.wheels_only": True}
+
+
 def load(
     config_file: Path | None, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Config:
     env = os.environ if env is None else env
     data = config_mod.load_file(config_file) if config_file is not None else {}
+    if isinstance(data.get("tests"), bool) or data.get("tests") in ("auto", "on", "off"):  # scalar form
+        data["tests"] = Config._scalar_tests(data["tests"])
+    for dotted, value in SERVER_DEFAULTS.items():
+        section, key = dotted.split(".")
+        if isinstance(data.setdefault(section, {}), dict):
+            data[section].setdefault(key, value)
     merged: dict[str, Any] = {dotted: env[var] for var, dotted in QUEUE_ENV.items() if env.get(var)}
     merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config_mod.build(data, source=str(config_file or "server config"), env=env, overrides=merged)

@@ -88,6 +88,8 @@ def on_checkout(change: ChangeRequest, repo: Path) -> tuple[ChangeRequest, tuple
 def since(reviewed: ChangeRequest, last_head: str, kind: str) -> tuple[ChangeRequest, tuple[str, ...]]:
     """An incremental review's change: its tests and scanners compare the head with the last reviewed
     head (what the new commits broke or added), not with the base, whose findings the last review posted.
+    That head is the PR author's commit: only the sandbox runs it; the test environment (built on the host,
+    with network) still comes from the PR's real base (`ChangeRequest.env_source`).
     Without a checkout nothing changes; when that head is gone from the history, the base, with a note."""
     repo = reviewed.workdir
     if repo is None:
@@ -96,4 +98,4 @@ def since(reviewed: ChangeRequest, last_head: str, kind: str) -> tuple[ChangeReq
         git.git(repo, "cat-file", "-e", f"{last_head}^{{commit}}")
     except git.GitError:
         return reviewed, (LAST_GONE.format(last=last_head[:12], kind=kind),)
-    return replace(reviewed, base_sha=last_head), ()
+    return reviewed.compared_with(last_head), ()

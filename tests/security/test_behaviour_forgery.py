@@ -1,0 +1,81 @@
+"""What behaviour evidence cannot promise against a hostile head (issue 25, docs/security.md).
+
+The tracer and the generated calls run in the sandbox in the same process as the head's code, so that
+code can see it is being watched and behave as the base did, or rewrite what is recorded. Behaviour
+evidence is a hint about honest code, never proof that a hostile change is harmless. This test keeps the
+documentation true: should the evidence ever become tamper-proof, it fails and the page must change.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.forges.local import LocalForge
+from bot.models.scripted import ScriptedModel
+from bot.pipeline.run import LazyModel, review_change
+from bot.types import ChangeRef, Review
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+BASE = "def label(host):\n    return 'db ' + host\n"
+TEST = "from label import label\n\n\ndef test_label():\n    assert label('x').startswith('db x')\n"
+HONEST = "def label(host):\n    return 'db ' + host + '!'\n"
+# the same change, hidden from whatever prereview loads into its process
+FORGED = (
+    "import sys\n\n\ndef label(host):\n"
+    "    if any('prereview' in name for name in sys.modules):  # watched: answer as the base did\n"
+    "        return 'db ' + host\n"
+    "    return 'db ' + host + '!'\n"
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+class _Fixed(LazyModel):
+    def __init__(self, model: ScriptedModel) -> None:
+        self._model = model
+
+    def __call__(self) -> ScriptedModel:
+        return self._model
+
+
+def _review(where: Path, head: str) -> Review:
+    where.mkdir()
+    git(where, "init", "-q", "-b", "main")
+    (where / "label.py").write_text(BASE)
+    (where / "test_label.py").write_text(TEST)
+    git(where, "add", "-A")
+    git(where, "commit", "-q", "-m", "base")
+    (where / "label.py").write_text(head)
+    git(where, "commit", "-q", "-am", "head")
+    intended = {
+        "match": "Is the new behaviour intended",
+        "text": json.dumps({"verdict": "intended", "reason": "-"}),
+    }
+    cfg = Config.model_validate(
+        {"model": {"backend": "scripted"}, "patches": {"enabled": False}, "scanners": {"bandit": False}}
+    )
+    change = LocalForge().fetch(ChangeRef("local", str(where), None, None))
+    model = ScriptedModel({"replies": [intended], "default": {"findings": []}})
+    return review_change(change, cfg, model=_Fixed(model))
+
+
+@needs_bwrap
+def test_head_code_can_hide_its_change_from_the_behaviour_evidence(tmp_path: Path) -> None:
+    honest = _review(tmp_path / "honest", HONEST)
+    assert [(b.call, b.after) for b in honest.behaviour] == [("label('x')", "'db x!'")]
+    forged = _review(tmp_path / "forged", FORGED)
+    assert forged.behaviour == () and not [f for f in forged.findings if f.source == "behaviour"]
