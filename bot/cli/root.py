@@ -91,6 +91,8 @@ def review(
                 f"nothing to review: {change.base_sha[:12]}..{change.head_sha[:12]} has no changes"
             )
         result = review_change(change, cfg, progress=progress)
+    if overrides.get("review.filter_mode"):  # as reviewdog: print only what the filter lets through
+        result = _filtered(result, change.diff_text, cfg.review.filter_mode)
     text = render(result, fmt)
     if output is not None:
         try:
@@ -105,6 +107,22 @@ def review(
     if tmp is not None:
         tmp.cleanup()
     sys.exit(exit_code(result, cfg.review.fail_level))
+
+
+def _filtered(result: Any, diff_text: str, mode: str) -> Any:
+    """The review with only the findings `--filter-mode` shows, and a note on how many it hid."""
+    from dataclasses import replace
+
+    from ..change.diff import parse
+    from ..review_filters import within
+
+    kept, hidden = within(result.findings, parse(diff_text), mode)
+    if not hidden:
+        return result
+    note = (
+        f"--filter-mode {mode}: {hidden} finding(s) outside it not shown (--filter-mode nofilter shows all)"
+    )
+    return replace(result, findings=tuple(kept), notes=(*result.notes, note))
 
 
 @cli.group()
