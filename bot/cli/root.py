@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,11 @@ def cli() -> None:
 )
 @config_options("Config file (default: .prereview.yml at the base revision).")
 @click.option("--demo", is_flag=True, help="Review a built-in example change (makes a temporary repo).")
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Review the working tree (tracked files, staged or not) against the base, as `git diff` shows it.",
+)
 def review(
     repo: Path,
     base: str | None,
@@ -66,6 +72,7 @@ def review(
     config_file: Path | None,
     overrides: dict[str, Any],
     demo: bool,
+    worktree: bool,
 ) -> None:
     """Review a change (base..head) and print the findings."""
     from ..forges.local import LocalForge
@@ -83,7 +90,10 @@ def review(
 
         tmp = tempfile.TemporaryDirectory(prefix="prereview-demo-")
         repo = make_repo(Path(tmp.name) / "demo")
-    change = LocalForge().fetch(ChangeRef("local", str(repo), base, head))
+    if worktree and head is not None:
+        raise PrereviewError("--worktree reviews the working tree as the head; drop --head (or --worktree)")
+    change = LocalForge().fetch(ChangeRef("local", str(repo), base, head), worktree=worktree)
+    change = replace(change, notes=(*change.notes, *_local_notes(change, head, worktree, config_file)))
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
     with console_progress(enabled=output is not None or fmt == "text" or sys.stderr.isatty()) as progress:
         if not change.diff_text.strip():
@@ -109,10 +119,20 @@ def review(
     sys.exit(exit_code(result, cfg.review.fail_level))
 
 
+def _local_notes(change: Any, head: str | None, worktree: bool, config_file: Path | None) -> list[str]:
+    """What a local review leaves out that a user may expect in: uncommitted changes, a config edited in
+    the working tree (forges/worktree.py)."""
+    from ..forges.worktree import config_note, uncommitted_note
+
+    repo = change.workdir
+    notes = [] if worktree or head is not None or repo is None else [uncommitted_note(repo)]
+    if config_file is None and repo is not None:
+        notes.append(config_note(repo, change.base_sha))
+    return [n for n in notes if n]
+
+
 def _filtered(result: Any, diff_text: str, mode: str) -> Any:
     """The review with only the findings `--filter-mode` shows, and a note on how many it hid."""
-    from dataclasses import replace
-
     from ..change.diff import parse
     from ..review_filters import within
 
@@ -165,11 +185,14 @@ def config_show(config_file: Path | None) -> None:
 
     from ..pipeline.run import load_config
 
-    cfg = load_config(
-        None,
-        None,
-        config_file=config_file or (Path(".prereview.yml") if Path(".prereview.yml").exists() else None),
-    )
+    here = Path(".prereview.yml")
+    if config_file is None and here.exists():
+        click.echo(
+            "config show: validating ./.prereview.yml from the working tree; `prereview review` reads it as "
+            "committed at the base revision (pass --config .prereview.yml to review with this one)",
+            err=True,
+        )
+    cfg = load_config(None, None, config_file=config_file or (here if here.exists() else None))
     click.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), nl=False)
 
 
