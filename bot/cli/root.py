@@ -81,6 +81,7 @@ def review(
     from ..types import ChangeRef
     from .ui import console_progress
 
+    shown = fmt == "text" and output is None  # the review goes to the terminal as text
     if output is not None and (output.is_dir() or not output.parent.is_dir()):
         # checked before the review runs, so a typo does not cost a whole model run
         raise PrereviewError(f"cannot write {output}; pass a file path in an existing directory to --output")
@@ -95,6 +96,13 @@ def review(
     change = LocalForge().fetch(ChangeRef("local", str(repo), base, head), worktree=worktree)
     change = replace(change, notes=(*change.notes, *_local_notes(change, head, worktree, config_file)))
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
+    if demo:  # first: what is off on this machine and how to turn it on, then the change itself
+        from ..demo import behaviour_off, change_header
+
+        if off := behaviour_off(cfg):
+            click.echo(f"prereview demo: {off}", err=True)
+        assert change.workdir is not None
+        click.echo(change_header(change.workdir, change.base_sha, change.head_sha), nl=False, err=not shown)
     with console_progress(enabled=output is not None or fmt == "text" or sys.stderr.isatty()) as progress:
         if not change.diff_text.strip():
             progress.message(
