@@ -203,14 +203,20 @@ class BehaviourEvidence:
                     diffs += more
         out: list[Finding] = []
         unjudged: list[Changed] = []
+        by_key: dict[str, list[Difference]] = {}  # grouped once: targets × calls is big on big changes
+        for d in diffs:
+            by_key.setdefault(d.callable, []).append(d)
+        calls_of: dict[str, list[Call]] = {}
+        for x in new_calls:
+            calls_of.setdefault(x.callable, []).append(x)
         for c in self.targets:
-            mine = [d for d in diffs if d.callable == c.key]
+            mine = by_key.get(c.key, [])
             late = time.monotonic() > deadline  # the rules still decide; the model is not asked
             if late and mine and c.kind != "added":
                 unjudged.append(c)
             line = self._head_line(c)
             if c.kind == "added":
-                j = judge.judge_new(c, [x for x in new_calls if x.callable == c.key], line)
+                j = judge.judge_new(c, calls_of.get(c.key, []), line)
             else:
                 j = judge.judge(
                     c,
@@ -323,7 +329,8 @@ class BehaviourEvidence:
         """Inputs at base and head -> differences (confirmed by a second base run) and head's calls."""
         assert self.change.workdir is not None
         repo, b = self.change.workdir, self.cfg.behaviour
-        old = [i for i in inputs if i.callable in {c.key for c in self.targets if c.kind != "added"}]
+        existing = {c.key for c in self.targets if c.kind != "added"}  # once: inputs × targets is big
+        old = [i for i in inputs if i.callable in existing]
 
         def side(commit: str, which: list[Input]) -> list[Call]:
             left = deadline - time.monotonic()
