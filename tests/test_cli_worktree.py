@@ -63,3 +63,14 @@ def test_an_edited_config_in_the_working_tree_is_said_not_used(make_repo, capsys
     [note] = [n for n in doc["notes"] if ".prereview.yml in the working tree" in n]
     assert "not used" in note and "base revision" in note and "--config .prereview.yml" in note
     assert doc["findings"]  # the base revision's config it is: min_severity high was not applied
+
+
+def test_a_config_link_out_of_the_tree_is_not_followed(make_repo, capsys, tmp_path) -> None:
+    secret = tmp_path / "outside.yml"
+    secret.write_text("token: do-not-read\n")
+    repo = make_repo({".prereview.yml": yaml.safe_dump(SCRIPTED), "a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
+    (repo / ".prereview.yml").unlink()
+    (repo / ".prereview.yml").symlink_to(secret)
+    code, doc, err = review(repo, capsys, "--base", "HEAD~")
+    assert code == 0 and not [n for n in doc["notes"] if "working tree is not used" in n]
+    assert "do-not-read" not in json.dumps(doc) + err
