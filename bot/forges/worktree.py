@@ -43,11 +43,13 @@ def config_note(repo: Path, base: str) -> str | None:
         here = fsguard.read_text(repo, CONFIG_FILE, MAX_CONFIG_BYTES + 1)
     except fsguard.UnsafePath:
         return None  # a link or not a file: not a config anyone edits by hand
-    if here is None or here == git.show(repo, base, CONFIG_FILE):
+    at_base = git.show(repo, base, CONFIG_FILE)
+    if here is None or here == at_base:
         return None
+    differs = "the base revision has none" if at_base is None else "it differs from the base revision's"
     return (
-        f"{CONFIG_FILE} in the working tree is not used (it differs from the one at the base revision "
-        f"{base[:12]}, which a review reads so that a change cannot configure its own review); "
+        f"{CONFIG_FILE} in the working tree is not used ({differs}; a review reads the config as it is at "
+        f"the base revision {base[:12]}, so a change cannot configure its own review); "
         f"pass --config {CONFIG_FILE} to use it"
     )
 
