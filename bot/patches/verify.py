@@ -295,10 +295,14 @@ class PatchStage:
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         feedback = lambda p: tested[p].reason  # noqa: E731
+        late = False
         for i, patch in enumerate(
             propose.candidates(model, problem, text, self.cfg.patches.candidates, feedback, deadline), 1
         ):
-            if time.monotonic() > deadline:  # proposing took the rest of the budget: not verified
+            # a verification runs the tests once more, about as long as head's run took: one that would end
+            # past the deadline is not started
+            if time.monotonic() + self.head.seconds > deadline:
+                late = True
                 break
             progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
             verdict = verify(
@@ -314,7 +318,7 @@ class PatchStage:
             tested[patch] = verdict
             if verdict.ok:
                 return verdict
-        if time.monotonic() > deadline:
+        if late or time.monotonic() > deadline:
             tried = len(tested)
             self.notes.append(
                 f"patches: budget_seconds ({self.cfg.patches.budget_seconds:g}s) spent while fixing "

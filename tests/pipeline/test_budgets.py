@@ -98,3 +98,32 @@ def test_patches_past_their_budget_name_the_findings_not_tried(make_repo) -> Non
     [note] = stage.notes
     assert "spent before a fix was tried for 10 finding(s)" in note
     assert "m.py:1, m.py:2" in note and "and 2 more" in note
+
+
+class _Proposing(_Counting):
+    """A model whose every answer is a usable patch of the line `x1 = 1`."""
+
+    def complete(self, messages, **kw) -> Completion:
+        self.requests += 1
+        return Completion(
+            json.dumps({"faulty": "x1 = 1", "fixed": f"x1 = {self.requests + 1}"}), "stop", 1, 1, 0.0
+        )
+
+
+def test_no_candidate_is_verified_when_its_test_run_would_end_past_the_deadline(make_repo) -> None:
+    """Head's test run took 1,000 s and 300 s are left: verifying a candidate would overrun the budget by
+    ten minutes, so none is started, and the note says so."""
+    from bot.evidence.testrun import TestRun
+
+    repo = make_repo({"m.py": "x0 = 0\n"}, {"m.py": "x0 = 0\nx1 = 1\n"})
+    change = _change(repo)
+    cfg = build({"patches": {"budget_seconds": 300}}, env={})
+    head = TestRun(command=("pytest",), returncode=0, passed=1, seconds=1000.0)
+    stage = PatchStage(
+        change, cfg, runner=object(), head=head, _started=True, read_for_prompt=lambda p: "x0 = 0\nx1 = 1\n"
+    )  # type: ignore[arg-type]
+    model = _Proposing()
+    finding = Finding("m.py", 2, "x1 should be 2", category="bug", severity="medium")
+    out = stage.post_findings(change, None, [finding], lambda: model, cfg, Quiet())  # type: ignore[arg-type]
+    assert out == [finding] and model.requests == 1  # one proposal, never verified (the runner is a stub)
+    assert any("spent while fixing m.py:2 (0 candidate(s) verified" in n for n in stage.notes)
