@@ -127,3 +127,36 @@ def test_no_candidate_is_verified_when_its_test_run_would_end_past_the_deadline(
     out = stage.post_findings(change, None, [finding], lambda: model, cfg, Quiet())  # type: ignore[arg-type]
     assert out == [finding] and model.requests == 1  # one proposal, never verified (the runner is a stub)
     assert any("spent while fixing m.py:2 (0 candidate(s) verified" in n for n in stage.notes)
+
+
+def test_past_its_deadline_the_behaviour_stage_asks_the_model_nothing_and_says_so() -> None:
+    """Differences no rule decides are the model's to judge; past the deadline they are listed as not
+    judged, with a note naming the functions."""
+    from types import SimpleNamespace
+
+    from bot.evidence.behaviour import callables as cm
+    from bot.evidence.behaviour import compare
+    from bot.models.scripted import ScriptedModel
+
+    source = 'def f(n):\n    """Square n."""\n    return n * n\n\n\ndef g(n):\n    return n + 1\n'
+    tree = cm.parse(source)
+    lines = source.splitlines()
+    targets = [
+        cm._record("m.py", d, d, "modified", d.span[0], lines, lines, cm.module_docs(tree))
+        for d in cm.definitions(tree)
+    ]
+    ret = lambda r: {"kind": "return", "repr": r}  # noqa: E731
+    base = [compare.Call(c.key, "t::a", (("n", "10"),), ret("100"), ()) for c in targets]
+    head = [compare.Call(c.key, "t::a", (("n", "10"),), ret("20"), ()) for c in targets]
+    cfg = build({"behaviour": {"budget_seconds": 0.000001}}, env={})
+    change = SimpleNamespace(title="Speed up f", body="", workdir=None)
+    engine = BehaviourEvidence(change, cfg, lambda p: source, lambda p: source, targets=targets)  # type: ignore[arg-type]
+    engine._traced = lambda tests: (base, head)  # type: ignore[method-assign]
+    model = ScriptedModel({"replies": [], "default": {"text": '{"verdict": "bug", "reason": "x"}'}})
+    assert engine.run([], model=lambda: model) == [] and model.requests == []
+    assert [(b.callable, b.reason) for b in engine.changes] == [
+        ("f", "not judged (behaviour.budget_seconds spent)"),
+        ("g", "not judged (behaviour.budget_seconds spent)"),
+    ]
+    [note] = [n for n in engine.notes if "budget_seconds" in n]
+    assert "before the model judged the differences of 2 function(s)" in note and "f, g" in note
