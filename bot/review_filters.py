@@ -71,7 +71,19 @@ def placement(f: Finding, diff: Diff, mode: str) -> Placement:
         return "line" if line is not None and line.kind != " " else "summary"
     if f.in_diff or diff.has_line(f.path, f.line, f.side):  # the publisher falls back if the forge refuses
         return "line"
-    return "file" if mode == "file" else "summary"
+    return "file" if mode in ("file", "nofilter") else "summary"
+
+
+def within(findings: Iterable[Finding], diff: Diff, mode: str) -> tuple[list[Finding], int]:
+    """The findings `--filter-mode MODE` shows (as reviewdog filters its input), and how many it hides:
+    added/diff_context/file keep those that could go on a line or file there; nofilter keeps all."""
+    kept, hidden = [], 0
+    for f in findings:
+        if mode == "nofilter" or placement(f, diff, mode) != "summary":
+            kept.append(f)
+        else:
+            hidden += 1
+    return kept, hidden
 
 
 def plan_inline(findings: Iterable[Finding], diff: Diff, cfg: ReviewConfig) -> dict[str, Placement]:

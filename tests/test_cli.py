@@ -430,3 +430,16 @@ def test_internal_error_exits_2_with_traceback(make_repo, capsys, cfg_file, monk
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" in err and "simulated bug" in err
     assert err.rstrip().splitlines()[-1].startswith("prereview: internal error")
+
+
+@pytest.mark.parametrize(("missing", "named"), [("numpy", "numpy"), ("llama_cpp", "llama-cpp-python")])
+def test_model_extra_missing_is_one_line(make_repo, capsys, cfg_file, monkeypatch, missing, named) -> None:
+    """Installed without the `model` extra (no numpy, no llama-cpp-python): the install hint, no traceback."""
+    monkeypatch.setitem(sys.modules, missing, None)  # `import <missing>` raises ImportError
+    monkeypatch.delitem(sys.modules, "bot.models.llama_cpp", raising=False)
+    repo = make_repo({"a.py": "a = 1\n"}, {"a.py": "a = 2\n"})
+    cfg = cfg_file(model={"backend": "llama_cpp", "name": "qwen2.5-coder-0.5b"})
+    code, out, err = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--config", str(cfg)], capsys)
+    line = one_line_error(err)
+    assert code == 2 and out == ""
+    assert "pip install 'prereview[model]'" in line and named in line

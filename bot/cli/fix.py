@@ -19,7 +19,7 @@ from .options import config_options
 @click.option("--base", help="Base revision (default: merge-base with the upstream/default branch).")
 @click.option("--apply", "apply_", is_flag=True, help="Write the verified fix into the working tree.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the fix as a unified diff here.")
-@config_options("Config file (default: .prereview.yml at the base revision).", fail_level=False)
+@config_options("Config file (default: .prereview.yml at the base revision).", fail_level=False, knobs=False)
 def command(
     repo: Path,
     base: str | None,

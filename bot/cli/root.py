@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,11 @@ def cli() -> None:
 )
 @config_options("Config file (default: .prereview.yml at the base revision).")
 @click.option("--demo", is_flag=True, help="Review a built-in example change (makes a temporary repo).")
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Review the working tree (tracked files, staged or not) against the base, as `git diff` shows it.",
+)
 def review(
     repo: Path,
     base: str | None,
@@ -66,6 +72,7 @@ def review(
     config_file: Path | None,
     overrides: dict[str, Any],
     demo: bool,
+    worktree: bool,
 ) -> None:
     """Review a change (base..head) and print the findings."""
     from ..forges.local import LocalForge
@@ -74,6 +81,7 @@ def review(
     from ..types import ChangeRef
     from .ui import console_progress
 
+    shown = fmt == "text" and output is None  # the review goes to the terminal as text
     if output is not None and (output.is_dir() or not output.parent.is_dir()):
         # checked before the review runs, so a typo does not cost a whole model run
         raise PrereviewError(f"cannot write {output}; pass a file path in an existing directory to --output")
@@ -83,14 +91,26 @@ def review(
 
         tmp = tempfile.TemporaryDirectory(prefix="prereview-demo-")
         repo = make_repo(Path(tmp.name) / "demo")
-    change = LocalForge().fetch(ChangeRef("local", str(repo), base, head))
+    if worktree and head is not None:
+        raise PrereviewError("--worktree reviews the working tree as the head; drop --head (or --worktree)")
+    change = LocalForge().fetch(ChangeRef("local", str(repo), base, head), worktree=worktree)
+    change = replace(change, notes=(*change.notes, *_local_notes(change, head, worktree, config_file)))
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
+    if demo:  # first: what is off on this machine and how to turn it on, then the change itself
+        from ..demo import behaviour_off, change_header
+
+        if off := behaviour_off(cfg):
+            click.echo(f"prereview demo: {off}", err=True)
+        assert change.workdir is not None
+        click.echo(change_header(change.workdir, change.base_sha, change.head_sha), nl=False, err=not shown)
     with console_progress(enabled=output is not None or fmt == "text" or sys.stderr.isatty()) as progress:
         if not change.diff_text.strip():
             progress.message(
                 f"nothing to review: {change.base_sha[:12]}..{change.head_sha[:12]} has no changes"
             )
         result = review_change(change, cfg, progress=progress)
+    if overrides.get("review.filter_mode"):  # as reviewdog: print only what the filter lets through
+        result = _filtered(result, change.diff_text, cfg.review.filter_mode)
     text = render(result, fmt)
     if output is not None:
         try:
@@ -105,6 +125,32 @@ def review(
     if tmp is not None:
         tmp.cleanup()
     sys.exit(exit_code(result, cfg.review.fail_level))
+
+
+def _local_notes(change: Any, head: str | None, worktree: bool, config_file: Path | None) -> list[str]:
+    """What a local review leaves out that a user may expect in: uncommitted changes, a config edited in
+    the working tree (forges/worktree.py)."""
+    from ..forges.worktree import config_note, uncommitted_note
+
+    repo = change.workdir
+    notes = [] if worktree or head is not None or repo is None else [uncommitted_note(repo)]
+    if config_file is None and repo is not None:
+        notes.append(config_note(repo, change.base_sha))
+    return [n for n in notes if n]
+
+
+def _filtered(result: Any, diff_text: str, mode: str) -> Any:
+    """The review with only the findings `--filter-mode` shows, and a note on how many it hid."""
+    from ..change.diff import parse
+    from ..review_filters import within
+
+    kept, hidden = within(result.findings, parse(diff_text), mode)
+    if not hidden:
+        return result
+    note = (
+        f"--filter-mode {mode}: {hidden} finding(s) outside it not shown (--filter-mode nofilter shows all)"
+    )
+    return replace(result, findings=tuple(kept), notes=(*result.notes, note))
 
 
 @cli.group()
@@ -147,11 +193,14 @@ def config_show(config_file: Path | None) -> None:
 
     from ..pipeline.run import load_config
 
-    cfg = load_config(
-        None,
-        None,
-        config_file=config_file or (Path(".prereview.yml") if Path(".prereview.yml").exists() else None),
-    )
+    here = Path(".prereview.yml")
+    if config_file is None and here.exists():
+        click.echo(
+            "config show: validating ./.prereview.yml from the working tree; `prereview review` reads it as "
+            "committed at the base revision (pass --config .prereview.yml to review with this one)",
+            err=True,
+        )
+    cfg = load_config(None, None, config_file=config_file or (here if here.exists() else None))
     click.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), nl=False)
 
 

@@ -63,6 +63,12 @@ DEFAULT_SKIP: dict[str, tuple[str, ...]] = {
 }
 
 
+# The skip reasons that are the project's own choice (the rest are defaults, sizes and file kinds).
+NOT_INCLUDED = "not in review.include"
+EXCLUDED = "matches review.exclude"
+USER_RULES = (NOT_INCLUDED, EXCLUDED)
+
+
 @dataclass(frozen=True)
 class Section:
     """One hunk of one file, rendered for the prompt, with the lines it covers."""
@@ -118,9 +124,9 @@ def _skip_reason(f: FileDiff, cfg: ReviewConfig, head_lines: Callable[[str], int
     if f.status == "deleted":
         return "file deleted"
     if cfg.include and not _match(f.path, cfg.include):
-        return "not in review.include"
+        return NOT_INCLUDED
     if _match(f.path, cfg.exclude):
-        return "matches review.exclude"
+        return EXCLUDED
     if cfg.skip_defaults:
         for reason, globs in DEFAULT_SKIP.items():
             if _match(f.path, globs):

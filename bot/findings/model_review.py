@@ -40,13 +40,13 @@ class ModelReviewStage:
     def prepare(self, ctx: ReviewContext) -> None:
         # Start loading the model now when there is something for it to read (the load overlaps with the
         # scanners and the test runs that the earlier stages start).
-        files, _ = chunks.select_files(ctx.diff, ctx.cfg.review, lambda p: _len(ctx.head_lines(p)))
-        if files and hasattr(ctx.model, "preload"):
+        if ctx.selection().files and hasattr(ctx.model, "preload"):
             ctx.model.preload()
 
     def run(self, ctx: ReviewContext, findings: list[Finding]) -> list[Finding]:
         cfg = ctx.cfg
-        files, skipped = chunks.select_files(ctx.diff, cfg.review, lambda p: _len(ctx.head_lines(p)))
+        selection = ctx.selection()  # the files every stage looks at, and the ones left out (coverage)
+        files, skipped = list(selection.files), list(selection.skipped)
         tally = _Tally()
         found: list[Finding] = []
         sections: list[chunks.Chunk] = []
@@ -93,10 +93,6 @@ def run(
     findings = list(extra_findings(ctx.diff)) if extra_findings else []
     findings = ModelReviewStage().run(ctx, findings)
     return assemble(ctx, rank.finalize(findings, ctx.diff, cfg))
-
-
-def _len(lines: list[str] | None) -> int | None:
-    return None if lines is None else len(lines)
 
 
 def _chunks(

@@ -6,12 +6,16 @@ from pathlib import Path
 
 from ..change import git
 from ..types import ChangeRef, ChangeRequest
+from .worktree import snapshot
 
 
 class LocalForge:
-    def fetch(self, ref: ChangeRef) -> ChangeRequest:
+    def fetch(self, ref: ChangeRef, *, worktree: bool = False) -> ChangeRequest:
+        """base..head as commits; with `worktree`, head is the working tree (forges/worktree.py)."""
         repo = git.toplevel(Path(ref.repo))
         head = git.resolve(repo, ref.head or "HEAD")
+        if worktree:
+            head = snapshot(repo, head)
         notes: list[str] = []
         base = git.resolve(repo, ref.base) if ref.base else git.default_base(repo, head, notes)
         return ChangeRequest(

@@ -319,7 +319,7 @@ def from_config(cfg: ModelConfig, progress: Callable[[str], None] | None = None)
         import llama_cpp  # noqa: F401
     except ImportError:
         raise ModelError(
-            "the in-process backend needs llama-cpp-python: pip install 'prereview[model]' "
+            "the in-process backend needs llama-cpp-python (not installed); pip install 'prereview[model]' "
             "(or use --api-base with a llama-server)"
         ) from None
     path = catalog.resolve(cfg.name, progress)

@@ -7,12 +7,16 @@ from collections.abc import Callable
 
 from ..config import ModelConfig
 from ..types import PrereviewError
-from .base import Model
+from .base import Model, ModelError
 
 BACKENDS: dict[str, str] = {
     "llama_cpp": "bot.models.llama_cpp:from_config",
     "openai_http": "bot.models.openai_http:from_config",
     "scripted": "bot.models.scripted:from_config",
+}
+# What to install when a backend's module cannot be imported (its packages come with an extra).
+INSTALL_HINTS: dict[str, str] = {
+    "llama_cpp": "pip install 'prereview[model]' (or use --api-base with a llama-server)",
 }
 
 
@@ -22,5 +26,10 @@ def create(cfg: ModelConfig, progress: Callable[[str], None] | None = None) -> M
     if target is None:
         raise PrereviewError(f"unknown model backend '{backend}'; use one of {', '.join(BACKENDS)}")
     module, _, attr = target.partition(":")
-    factory = getattr(importlib.import_module(module), attr)
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:  # an extra not installed (llama_cpp needs numpy and llama-cpp-python)
+        missing = exc.name or str(exc)
+        hint = INSTALL_HINTS.get(backend, "pip install 'prereview[model]'")
+        raise ModelError(f"the {backend} model backend needs {missing} (not installed); {hint}") from None
     return factory(cfg, progress)  # type: ignore[no-any-return]

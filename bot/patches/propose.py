@@ -8,6 +8,7 @@ fragment of one line) before anything is applied. Candidates come from a tempera
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -144,7 +145,12 @@ Feedback = Callable[[Patch], str]
 
 
 def candidates(
-    model: Model, problem: Problem, text: str, k: int, feedback: Feedback | None = None
+    model: Model,
+    problem: Problem,
+    text: str,
+    k: int,
+    feedback: Feedback | None = None,
+    deadline: float | None = None,
 ) -> Iterator[Patch]:
     """Up to k distinct usable patches from at most ASKS_PER_CANDIDATE * k requests on a temperature ladder.
 
@@ -152,7 +158,8 @@ def candidates(
     tends to copy it. An unusable answer (quote not in the file, no-op, repeat) costs a request, not a
     candidate. The fixes already tested are listed in later requests with why the tests rejected them
     (`feedback`, called after the caller has tested a yielded patch); the file stays a shared prefix,
-    so only the tail of each request is evaluated again.
+    so only the tail of each request is evaluated again. No request starts after `deadline`
+    (time.monotonic).
     """
     seen: set[tuple[int, int, tuple[str, ...]]] = set()
     failed: list[str] = []
@@ -160,7 +167,7 @@ def candidates(
     modes = ("insert", "replace") if problem.gap else ("replace",)
     found = 0
     for i in range(ASKS_PER_CANDIDATE * k):
-        if found >= k:
+        if found >= k or (deadline is not None and time.monotonic() > deadline):
             return
         mode = modes[i % len(modes)]
         temp = LADDER[min(i // len(modes), len(LADDER) - 1)]

@@ -235,14 +235,21 @@ class PatchStage:
         cfg: Config,
         progress: Progress,
     ) -> list[Finding]:
-        """post_findings hook: attach verified suggestions to the findings a patch can fix."""
+        """post_findings hook: attach verified suggestions to the findings a patch can fix, within
+        patches.budget_seconds from here; a note names the findings the budget left without a try."""
         self.start(progress)
         if not cfg.patches.enabled or self.runner is None or self.head is None or change.workdir is None:
             return findings
         deadline = time.monotonic() + cfg.patches.budget_seconds
         out, fixed_lines = [], set()
+        late: list[Finding] = []
         for f in _fixable_first(findings):
-            if f.suggestion or time.monotonic() > deadline or (f.path, f.line) in fixed_lines:
+            if f.suggestion or (f.path, f.line) in fixed_lines:
+                out.append(f)
+                continue
+            if time.monotonic() > deadline:
+                if _fixable(f, self.breakage):
+                    late.append(f)
                 out.append(f)
                 continue
             verdict = self.fix(f, model_factory, progress, deadline)
@@ -251,6 +258,14 @@ class PatchStage:
                 out.append(as_suggestion(f, verdict))
             else:
                 out.append(f)
+        if late:
+            where = ", ".join(f"{f.path}:{f.line}" for f in late[:8]) + (
+                f" and {len(late) - 8} more" if len(late) > 8 else ""
+            )
+            self.notes.append(
+                f"patches: budget_seconds ({cfg.patches.budget_seconds:g}s) spent before a fix was tried for "
+                f"{len(late)} finding(s): {where} (raise patches.budget_seconds)"
+            )
         return out
 
     def fix(
@@ -280,10 +295,16 @@ class PatchStage:
         )
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
+        feedback = lambda p: tested[p].reason  # noqa: E731
+        late = False
         for i, patch in enumerate(
-            propose.candidates(model, problem, text, self.cfg.patches.candidates, lambda p: tested[p].reason),
-            1,
+            propose.candidates(model, problem, text, self.cfg.patches.candidates, feedback, deadline), 1
         ):
+            # a verification runs the tests once more, about as long as head's run took: one that would end
+            # past the deadline is not started
+            if time.monotonic() + self.head.seconds > deadline:
+                late = True
+                break
             progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
             verdict = verify(
                 patch,
@@ -298,8 +319,12 @@ class PatchStage:
             tested[patch] = verdict
             if verdict.ok:
                 return verdict
-            if time.monotonic() > deadline:
-                break
+        if late or time.monotonic() > deadline:
+            tried = len(tested)
+            self.notes.append(
+                f"patches: budget_seconds ({self.cfg.patches.budget_seconds:g}s) spent while fixing "
+                f"{f.path}:{f.line} ({tried} candidate(s) verified, none passed)"
+            )
         return None
 
 

@@ -18,6 +18,7 @@ from ..config import Config
 from ..models import Model
 from ..progress import Progress
 from ..types import BehaviourChange, ChangeRequest, Coverage, Finding, Review, Skipped, Stats
+from .selection import Selection, select
 
 FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
@@ -60,6 +61,16 @@ class ReviewContext:
     def head_lines(self, path: str) -> list[str] | None:
         text = self.read_head(path)
         return None if text is None else text.splitlines()
+
+    def selection(self) -> Selection:
+        """The files every stage looks at (pipeline/selection.py), chosen once per review."""
+        if "selection" not in self.shared:
+            self.shared["selection"] = select(
+                self.diff, self.cfg.review, lambda p: None if (t := self.head_lines(p)) is None else len(t)
+            )
+        sel = self.shared["selection"]
+        assert isinstance(sel, Selection)
+        return sel
 
     def charge(self, stage: str, work: Background) -> None:
         """Count a stage's background work in its seconds: the pipeline times the stage's foreground,

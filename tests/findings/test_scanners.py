@@ -18,12 +18,14 @@ from bot.types import ChangeRef
 HAS_SEMGREP = semgrep.executable() is not None
 
 
-def stage_context(change, scanners, read_head, read_base, mask=lambda f: f) -> ReviewContext:
+def stage_context(
+    change, scanners, read_head, read_base, mask=lambda f: f, review: dict | None = None
+) -> ReviewContext:
     """What the scanners stage reads from a review's context: the diff, the real file text, its config."""
     return ReviewContext(
         change=change,
         diff=parse(change.diff_text),
-        cfg=build({"scanners": scanners.model_dump()}, env={}),
+        cfg=build({"scanners": scanners.model_dump(), "review": review or {}}, env={}),
         model=lambda: None,
         progress=Quiet(),
         read_head=read_head,
@@ -193,3 +195,28 @@ def test_the_scan_reports_removed_safeguards_unless_switched_off(make_repo) -> N
     [f] = scan()
     assert (f.source, f.cwe, f.line) == ("safeguards", "CWE-79", 5)
     assert scan(safeguards=False) == []
+
+
+def test_the_review_selection_reaches_the_scanners(make_repo) -> None:
+    """Files the review leaves out (vendored by default, review.exclude) get no bandit or safeguards
+    findings; the secrets scanner still reads vendored files, but not the ones the project excluded."""
+    guard_base = "from html import escape\n\n\ndef show(name):\n    return '<b>' + escape(name) + '</b>'\n"
+    guard_head = guard_base.replace("escape(name)", "name")
+    base = {"app.py": BASE, "vendor/lib.py": BASE, "fixtures/fake.py": BASE, "vendor/page.py": guard_base}
+    head = {"app.py": HEAD, "vendor/lib.py": HEAD, "fixtures/fake.py": HEAD, "vendor/page.py": guard_head}
+    repo = make_repo(base, head)
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+    ctx = stage_context(
+        change,
+        cfg(patterns=False),
+        lambda p: git.show(repo, change.head_sha, p),
+        lambda p: git.show(repo, change.base_sha, p),
+        review={"exclude": ["fixtures/*"]},
+    )
+    found = ScannersStage().run(ctx, [])
+    by_source: dict[str, set[str]] = {}
+    for f in found:
+        by_source.setdefault(f.source, set()).add(f.path)
+    assert by_source.get("bandit") == {"app.py"}
+    assert by_source.get("secrets") == {"app.py", "vendor/lib.py"}
+    assert "safeguards" not in by_source

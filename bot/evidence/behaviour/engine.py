@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ... import pysyntax
@@ -31,6 +31,8 @@ from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
 
+_NO_MODEL = "not judged (no model)"  # judge.decide's reason without a model
+_LATE = "not judged (behaviour.budget_seconds spent)"
 MAX_PACKAGE_MODULES = 200  # modules read for the functions a changed module-level value reaches
 ModelFactory = Callable[[], Model]
 Reader = Callable[[str], "str | None"]
@@ -50,6 +52,7 @@ class BehaviourEvidence:
     changes: list[BehaviourChange] = field(default_factory=list)
     examples: dict[str, list[judge.Example]] = field(default_factory=dict)  # fingerprint -> inputs to restore
     seconds: float = 0.0
+    seconds_prepare: float = 0.0  # finding the changed callables (counted in the stage's budget)
     seconds_model: float = 0.0
     sandbox: Sandbox | None = None
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
@@ -63,6 +66,7 @@ class BehaviourEvidence:
         """None when the stage is off or has nothing to look at (no changed Python callable, no checkout)."""
         if not cfg.behaviour.enabled or change.workdir is None:
             return None
+        t0 = time.monotonic()
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
         stage.targets += reached_callables(
@@ -76,6 +80,7 @@ class BehaviourEvidence:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
+        stage.seconds_prepare = time.monotonic() - t0
         return stage
 
     # -------------------------------------------------------------- observing the test runs
@@ -122,10 +127,11 @@ class BehaviourEvidence:
         model: ModelFactory | None = None,
         progress: Progress | None = None,
     ) -> list[Finding]:
-        """Findings plus the stage's own; intended changes collect in `self.changes`."""
+        """Findings plus the stage's own; intended changes collect in `self.changes`. The budget counts
+        from the stage's start: finding the changed callables (`prepare`) took part of it already."""
         progress = progress or Quiet()
         t0 = time.monotonic()
-        deadline = t0 + self.cfg.behaviour.budget_seconds
+        deadline = t0 + self.cfg.behaviour.budget_seconds - self.seconds_prepare
         try:
             return findings + self._run(tests, model, progress, deadline)
         finally:
@@ -177,9 +183,16 @@ class BehaviourEvidence:
                     model=model if self.cfg.behaviour.model_inputs else None,
                     language=self.cfg.review.language,
                     classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
+                    deadline=deadline,
                 )
                 for c, why in plan.skipped:
                     self.skipped.append(f"{c.qualname} ({why})")
+                if plan.late:
+                    self._left_out(
+                        plan.late,
+                        f"before {len(plan.late)} of {len(unreached)} changed function(s) got inputs; "
+                        "not compared",
+                    )
                 inputs = documented + plan.inputs
                 if inputs:
                     progress.message(
@@ -189,16 +202,26 @@ class BehaviourEvidence:
                     more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += more
         out: list[Finding] = []
+        unjudged: list[Changed] = []
+        by_key: dict[str, list[Difference]] = {}  # grouped once: targets × calls is big on big changes
+        for d in diffs:
+            by_key.setdefault(d.callable, []).append(d)
+        calls_of: dict[str, list[Call]] = {}
+        for x in new_calls:
+            calls_of.setdefault(x.callable, []).append(x)
         for c in self.targets:
-            mine = [d for d in diffs if d.callable == c.key]
+            mine = by_key.get(c.key, [])
+            late = time.monotonic() > deadline  # the rules still decide; the model is not asked
+            if late and mine and c.kind != "added":
+                unjudged.append(c)
             line = self._head_line(c)
             if c.kind == "added":
-                j = judge.judge_new(c, [x for x in new_calls if x.callable == c.key], line)
+                j = judge.judge_new(c, calls_of.get(c.key, []), line)
             else:
                 j = judge.judge(
                     c,
                     mine,
-                    model=model,
+                    model=None if late else model,
                     title=self.change.title,
                     body=self.change.body,
                     head_line=line,
@@ -206,10 +229,25 @@ class BehaviourEvidence:
                     how=self.cfg.behaviour.judge,
                 )
             out += j.findings
-            self.changes += j.changes
+            self.changes += [
+                replace(x, reason=_LATE) if late and x.reason == _NO_MODEL else x for x in j.changes
+            ]
             self.examples.update(j.examples)
             self.seconds_model += j.seconds_model
+        if unjudged:
+            self._left_out(
+                unjudged,
+                f"before the model judged the differences of {len(unjudged)} function(s); "
+                "listed as not judged",
+            )
         return out
+
+    def _left_out(self, left: list[Changed], what: str) -> None:
+        """The note for what the budget left out: what, and which callables (the first few by name)."""
+        names = [c.qualname for c in left]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        budget = self.cfg.behaviour.budget_seconds
+        self.notes.append(f"behaviour: budget_seconds ({budget:g}s) spent {what}: {shown}")
 
     def _nearby_modules(self, targets: list[Changed]) -> list[str]:
         """The targets' modules, then the other non-test modules of their folders at head (where the
@@ -291,7 +329,8 @@ class BehaviourEvidence:
         """Inputs at base and head -> differences (confirmed by a second base run) and head's calls."""
         assert self.change.workdir is not None
         repo, b = self.change.workdir, self.cfg.behaviour
-        old = [i for i in inputs if i.callable in {c.key for c in self.targets if c.kind != "added"}]
+        existing = {c.key for c in self.targets if c.kind != "added"}  # once: inputs × targets is big
+        old = [i for i in inputs if i.callable in existing]
 
         def side(commit: str, which: list[Input]) -> list[Call]:
             left = deadline - time.monotonic()

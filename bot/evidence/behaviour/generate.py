@@ -13,6 +13,7 @@ import doctest
 import itertools
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,6 +55,7 @@ class Input:
 class Plan:
     inputs: list[Input] = field(default_factory=list)
     skipped: list[tuple[Changed, str]] = field(default_factory=list)  # (callable, why no inputs)
+    late: list[Changed] = field(default_factory=list)  # not planned: the deadline came first
 
 
 def callable_ok(c: Changed) -> str | None:
@@ -496,11 +498,16 @@ def plan(
     model_calls: int = 4,
     language: str = "",
     classes: dict[str, ProjectClass] | None = None,
+    deadline: float | None = None,
 ) -> Plan:
-    """Inputs for each target: doctests, then Hypothesis, boundary values and model proposals."""
+    """Inputs for each target: doctests, then Hypothesis, boundary values and model proposals. Targets
+    still waiting when `deadline` (time.monotonic) passes are left out, in `Plan.late`."""
     out = Plan()
     asked = 0
-    for c in targets:
+    for n, c in enumerate(targets):
+        if deadline is not None and time.monotonic() > deadline:
+            out.late = targets[n:]
+            break
         found = doctests(c) + nesting(c)
         why = callable_ok(c)
         if why is None:

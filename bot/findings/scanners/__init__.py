@@ -31,6 +31,9 @@ SCANNERS: dict[str, str] = {
     "patterns": "bot.findings.scanners.semgrep:scan",
 }
 
+# Scanners that also read the files the defaults leave out (vendored, generated, long): see selection.py.
+WIDER_VIEW = ("secrets",)
+
 
 class ScannerMissing(Exception):
     """The scanner's tool is not installed; the message says how to install it (shown as a note)."""
@@ -64,10 +67,13 @@ class ScanResult:
     notes: tuple[str, ...]
 
 
-def changed_files(diff: Diff, read_head: FileReader, read_base: FileReader) -> list[ChangedFile]:
+def changed_files(
+    diff: Diff, read_head: FileReader, read_base: FileReader, keep: Callable[[str], bool] = lambda p: True
+) -> list[ChangedFile]:
+    """The changed text files `keep` accepts, read at head (and base)."""
     out = []
     for f in diff.files:
-        if f.is_binary or f.status == "deleted" or not _safe(f.path):
+        if f.is_binary or f.status == "deleted" or not _safe(f.path) or not keep(f.path):
             continue
         added = frozenset(ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "+" and ln.new_no)
         head = read_head(f.path) if added else None
@@ -78,17 +84,21 @@ def changed_files(diff: Diff, read_head: FileReader, read_base: FileReader) -> l
     return out
 
 
-def run(files: list[ChangedFile], cfg: ScannersConfig) -> ScanResult:
-    """Every enabled scanner over the changed files; keeps only what the change introduces."""
+def run(
+    files: list[ChangedFile], cfg: ScannersConfig, selected: Callable[[str], bool] = lambda p: True
+) -> ScanResult:
+    """Every enabled scanner over the changed files; keeps only what the change introduces. The secrets
+    scanner reads all `files`; the others only those `selected` accepts (pipeline/selection.py)."""
     findings: list[Finding] = []
     notes: list[str] = []
     for name, target in SCANNERS.items():
-        if not getattr(cfg, name) or not files:
+        mine = files if name in WIDER_VIEW else [f for f in files if selected(f.path)]
+        if not getattr(cfg, name) or not mine:
             continue
         module, _, attr = target.partition(":")
         scan = getattr(importlib.import_module(module), attr)
         try:
-            findings += introduced(scan, files, cfg)
+            findings += introduced(scan, mine, cfg)
         except ScannerMissing as exc:
             notes.append(f"scanner '{name}' skipped: {exc}")
         except subprocess.TimeoutExpired:
@@ -172,7 +182,9 @@ class ScannersStage:
     """Every enabled scanner once over all the change's files, started in the background as soon as the
     review begins (they are separate processes); the safeguards check reads the diff itself.
 
-    Scanners read the real file text (to find secrets); what they report is masked like everything else."""
+    Scanners read the real file text (to find secrets); what they report is masked like everything else.
+    They look at the review's selection of files (pipeline/selection.py); the secrets scanner at a wider
+    one (every file but those review.include/review.exclude leave out)."""
 
     name = "scanners"
 
@@ -180,9 +192,12 @@ class ScannersStage:
         self._pending: Background | None = None
 
     def prepare(self, ctx: ReviewContext) -> None:
-        cfg = ctx.cfg.scanners
+        cfg, sel = ctx.cfg.scanners, ctx.selection()
         self._pending = Background(
-            lambda: run(changed_files(ctx.diff, ctx.raw_head, ctx.raw_base), cfg), "scanners"
+            lambda: run(
+                changed_files(ctx.diff, ctx.raw_head, ctx.raw_base, sel.allows_secrets), cfg, sel.allows
+            ),
+            "scanners",
         )
 
     def run(self, ctx: ReviewContext, findings: list[Finding]) -> list[Finding]:
@@ -192,5 +207,6 @@ class ScannersStage:
         result: ScanResult = self._pending.result()
         ctx.charge(self.name, self._pending)
         ctx.notes += result.notes
-        found = list(result.findings) + (safeguards.scan(ctx.diff) if ctx.cfg.scanners.safeguards else [])
+        found = list(result.findings)
+        found += safeguards.scan(ctx.selection().diff) if ctx.cfg.scanners.safeguards else []
         return [*findings, *(ctx.mask(f) for f in found)]
