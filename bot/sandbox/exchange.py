@@ -9,7 +9,7 @@ What the run wrote is read back through fsguard: no symlink followed, opened wit
 refused, not waited on), regular files with one link only, at most `READ_BACK_BYTES`. JSON lines are then
 parsed one by one: a line nested deeper than `MAX_DEPTH` is dropped and every string is cut to
 `TEXT_CHARS` characters, so nothing a run forges reaches a prompt, a finding or `literal_eval` at more
-than that size. Every refusal or cut comes back as a note for the review ("read as no trace").
+than that size. Every refusal or cut comes back as a note for the review (a refused trace is read as empty).
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ class Exchange:
             return b"", []
         except fsguard.UnsafePath as exc:
             why = str(exc).split(": ", 1)[-1]
-            return b"", [f"{what} refused ({why}); read as no {what}"]
+            return b"", [f"{what} was refused ({why}) and read as empty"]
         except OSError as exc:
-            return b"", [f"{what} unreadable ({exc.strerror or exc}); read as no {what}"]
+            return b"", [f"{what} was unreadable ({exc.strerror or exc}) and read as empty"]
         if len(data) <= max_bytes:
             return data, []
         data = data[:max_bytes]
