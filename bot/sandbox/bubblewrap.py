@@ -1,7 +1,8 @@
 """bubblewrap: the work copy writable, the system read-only, no network, a clean env, limits on everything.
 
 Layout inside the sandbox: /usr (+ the /bin, /lib… links), a few /etc files, the Python interpreter
-prereview runs on (read-only, so a Python project's tests find pytest) and `ro_paths` from config; the
+prereview runs on (read-only, so a Python project's tests find pytest; of its site-packages only pytest
+and its requirements, see pyview.py) and `ro_paths` from config; the
 work copy at its own path, read-write; a run's exchange folders (exchange.py) at their own paths, the
 given one read-only; an own /tmp (size-capped tmpfs) with HOME=/tmp/home and an own
 small /dev/shm (`shm_mb`). Nothing else of the host is visible: not ~/.ssh, not the reviewed repository's
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ..config import SandboxConfig
 from ..types import PrereviewError
-from . import limits
+from . import limits, pyview
 from .base import Bind, RunResult, clean_env, run_process
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -185,8 +186,11 @@ class BubblewrapSandbox:
             INNER_HOME,
         ]
         # after the tmpfs: a venv (or toolchain) that lives under /tmp must stay visible
-        for ro in self._readonly_paths():
+        readonly = self._readonly_paths()
+        for ro in readonly:
             args += ["--ro-bind", ro, ro]
+        # of prereview's own site-packages only pytest (not prereview, its model, its dependencies)
+        args += pyview.bwrap_args(readonly, [str(Path(p).expanduser()) for p in self.cfg.ro_paths])
         args += ["--bind", str(cwd), str(cwd)]
         for b in binds:  # a run's exchange folders (exchange.py), at their own paths
             args += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]

