@@ -285,10 +285,12 @@ class TestRunner:
         if cached is None:
             with tempfile.TemporaryDirectory(prefix="prereview-tests-") as tmp:
                 root = export_tree(repo, commit, Path(tmp) / "work")
-                cached, text = self._run(root, hook, commit[:12])
+                cached, text, notes = self._run(root, hook, commit[:12])
                 if hook is not None:
                     self.collected[key] = text
-            if not cached.timed_out:  # a timeout may be the machine being busy: try again next time
+            # a timeout may be the machine being busy: try again next time; a read-back refused or cut is
+            # not stored either, so its note is given again by the next review
+            if not cached.timed_out and not notes:
                 self._store(key, cached)
                 if hook is not None:
                     self._store_collected(key, self.collected[key])
@@ -301,19 +303,19 @@ class TestRunner:
     def in_tree(self, root: Path) -> TestRun:
         return self._run(root, None)[0]
 
-    def _run(self, root: Path, hook: RunHook | None, label: str = "") -> tuple[TestRun, str]:
-        """The run, and the text of the hook's file read back ('' without a hook)."""
+    def _run(self, root: Path, hook: RunHook | None, label: str = "") -> tuple[TestRun, str, list[str]]:
+        """The run, the text of the hook's file read back ('' without a hook), notes on that read-back."""
         self.runs += 1
         argv = self.env.command(root) if self.env is not None else self.argv
         if hook is None:
             res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
-            return relativize(to_testrun(self.argv, res), root), ""
+            return relativize(to_testrun(self.argv, res), root), "", []
         with Exchange() as ex:
             hook.install(ex)
             res = self.sandbox.run(hook.argv(argv, ex), cwd=root, timeout=self.timeout, binds=ex.binds)
             text, notes = hook.read_back(ex, f"the trace of the test run at {label or 'the work copy'}")
         self.notes += [n for n in notes if n not in self.notes]
-        return relativize(to_testrun(self.argv, res), root), text
+        return relativize(to_testrun(self.argv, res), root), text, notes
 
     def _load(self, key: str) -> TestRun | None:
         if self.cache_dir is None:

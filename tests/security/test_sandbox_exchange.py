@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -240,8 +241,36 @@ def test_a_hostile_trace_file_is_refused_or_capped_not_hung_on(tmp_path, plant):
     else:
         assert out["collected"] == ""
         assert any("refused" in n and "read as empty" in n for n in out["notes"]), out["notes"]
-    for f in cache.iterdir():  # apparent sizes: a sparse file counts whole
+    for f in cache.glob("*"):  # apparent sizes: a sparse file counts whole
         assert f.stat().st_size <= testrun.COLLECTED_KEPT
+
+
+def test_a_refused_trace_is_a_note_of_the_review(tmp_path):
+    """The whole review finishes, and says that head's trace was refused (and is not cached as empty)."""
+    repo = hostile_repo(
+        tmp_path / "repo",
+        {"primes.py": SIEVE, "test_primes.py": SIEVE_TEST},
+        {
+            "primes.py": SIEVE.replace("n % p > 0", "n % p >= 0"),
+            "conftest.py": SWAP.replace("{plant}", PLANTS["fifo"]),
+        },
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [BUG], "default": {"findings": []}}))
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}}))
+    box: list = []
+    args = ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"]
+    worker = threading.Thread(target=lambda: box.append(CliRunner().invoke(cli, args)), daemon=True)
+    worker.start()
+    worker.join(timeout=300)
+    if not box:
+        pytest.fail("the review hung on the trace read-back")
+    assert box[0].exit_code == 0, box[0].output
+    notes = json.loads(box[0].stdout)["notes"]
+    head = git(repo, "rev-parse", "HEAD").strip()[:12]
+    assert any(f"trace of the test run at {head} was refused" in n for n in notes), notes
+    assert not list((tmp_path / "cache" / "testruns").glob("*.collected"))[1:]  # base's only
 
 
 FORGE = """import atexit
