@@ -47,7 +47,7 @@ def needed_entries(site_dir: str, needs: tuple[str, ...] = RUN_NEEDS) -> tuple[s
         for req in dists[name].requires or ():
             if "extra ==" not in req:
                 todo.append(_norm(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0]))
-    return tuple(sorted(e for e in entries if os.path.lexists(os.path.join(site_dir, e))))
+    return tuple(sorted(entries))
 
 
 def bwrap_args(bound: Sequence[str], whole: Sequence[str]) -> list[str]:
@@ -59,6 +59,7 @@ def bwrap_args(bound: Sequence[str], whole: Sequence[str]) -> list[str]:
             continue
         out += ["--tmpfs", sp]
         for e in needed_entries(sp):
-            out += ["--ro-bind", os.path.join(sp, e), os.path.join(sp, e)]
+            if os.path.lexists(p := os.path.join(sp, e)):  # (an upgrade since the list was made)
+                out += ["--ro-bind", p, p]
         out += ["--remount-ro", sp]
     return out
