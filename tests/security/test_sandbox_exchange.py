@@ -364,3 +364,17 @@ def test_the_sandbox_shows_only_pytest_of_prereviews_site_packages(tmp_path):
         sandbox().run(["python", "-m", "pytest", "--version"], cwd=tmp_path / "work", timeout=60).returncode
         == 0
     )
+
+
+def test_the_exchange_is_removed_without_following_what_the_run_left(host):
+    """A run may leave links in `back` (to a host folder, to a file): removing the exchange deletes the
+    links, never what they point at."""
+    from bot.sandbox.exchange import Exchange
+
+    with Exchange() as ex:
+        (ex.back / "dir").symlink_to(host)
+        (ex.back / "file").symlink_to(host / "victim.txt")
+        (ex.back / "deep").mkdir()
+        (ex.back / "deep" / "dir").symlink_to(host)
+        root = ex.root
+    assert not root.exists() and untouched(host)
