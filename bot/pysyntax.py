@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 _TRIES = 5
+LITERAL_CHARS = 4096  # the longest text literal_eval parses: values come from the sandbox and the model
 
 
 def parse(source: str, mode: str = "exec") -> Any:
@@ -28,7 +29,10 @@ def parse(source: str, mode: str = "exec") -> Any:
 
 
 def literal_eval(node_or_string: str | ast.AST) -> Any:
-    """`ast.literal_eval`, its source parsed through `parse`."""
+    """`ast.literal_eval`, its source parsed through `parse`; ValueError for text over LITERAL_CHARS (a
+    forged 10 MB repr took the parser to 3.9 GB)."""
     if isinstance(node_or_string, str):
+        if len(node_or_string) > LITERAL_CHARS:
+            raise ValueError(f"literal longer than {LITERAL_CHARS} characters")
         node_or_string = parse(node_or_string.lstrip(" \t"), mode="eval")
     return ast.literal_eval(node_or_string)

@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import fsguard
 from ..sandbox import RunResult, Sandbox
+from ..sandbox.exchange import READ_BACK_BYTES, Exchange, json_lines, to_text
 from ..types import PrereviewError
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ __all__ = [
 ]
 
 OUTPUT_KEPT = 20_000  # characters of a run's output kept for localization and prompts
+COLLECTED_KEPT = 2 * READ_BACK_BYTES  # bytes of a hook's file kept in the cache (re-encoded JSON lines)
 
 
 @dataclass(frozen=True)
@@ -186,14 +189,17 @@ def default_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class RunHook:
-    """Optional extras for one test run (e.g. the behaviour tracer): files written into the scratch tree,
-    arguments appended to the command, variables set through `env`, and one file read back afterwards.
-    Only its `key` enters the cache key, so a run with a hook is never served a run without one."""
+    """Optional extras for one test run (e.g. the behaviour tracer): files given to the run, arguments
+    appended to the command, variables set through `env`, and one file of JSON lines the run writes back.
+    The files go into a bot-owned folder shown read-only (never into the work copy, which the change
+    controls), the result comes back through a second one and is read with caps (sandbox/exchange.py);
+    arguments and variables name them as `{given}` and `{back}`. Only its `key` enters the cache key, so a
+    run with a hook is never served a run without one."""
 
-    files: tuple[tuple[str, str], ...] = ()  # (tree-relative path, content)
+    files: tuple[tuple[str, str], ...] = ()  # (plain file name, content)
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    collect: str = ""  # tree-relative file whose text comes back with the run
+    collect: str = ""  # plain name of the JSON-lines file in {back} that comes back with the run
 
     @property
     def key(self) -> str:
@@ -201,26 +207,29 @@ class RunHook:
             json.dumps([self.files, self.args, self.env, self.collect]).encode()
         ).hexdigest()
 
-    def argv(self, argv: Sequence[str]) -> list[str]:
+    def argv(self, argv: Sequence[str], exchange: Exchange | None = None) -> list[str]:
         """`argv` with the hook's arguments appended and its variables set. A leading `env K=V …` of argv
         (a project environment's) is merged into one: PYTHONPATH entries are joined, the hook's first."""
         given, rest = _env_prefix(argv)
+        put = exchange.resolve if exchange is not None else str
         merged = dict(given)
         for k, v in self.env:
+            v = put(v)
             merged[k] = f"{v}:{given[k]}" if k == "PYTHONPATH" and given.get(k) else v
         prefix = ["env", *(f"{k}={v}" for k, v in merged.items())] if merged else []
-        return [*prefix, *rest, *self.args]
+        return [*prefix, *rest, *(put(a) for a in self.args)]
 
-    def install(self, root: Path) -> None:
-        for rel, text in self.files:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text, encoding="utf-8")
+    def install(self, exchange: Exchange) -> None:
+        for name, text in self.files:
+            exchange.give(name, text)
 
-    def read_back(self, root: Path) -> str:
-        try:
-            return (root / self.collect).read_text(encoding="utf-8", errors="replace") if self.collect else ""
-        except OSError:
-            return ""
+    def read_back(self, exchange: Exchange, what: str) -> tuple[str, list[str]]:
+        """The collected file's JSON lines (capped, see exchange.py) and notes on what was refused or cut."""
+        if not self.collect:
+            return "", []
+        data, notes = exchange.take(self.collect, what)
+        records, more = json_lines(data, what)
+        return to_text(records), notes + more
 
 
 def _env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
@@ -255,6 +264,7 @@ class TestRunner:
         self.env = env  # None: argv as is (prereview's PATH)
         self._memo: dict[str, TestRun] = {}
         self.collected: dict[str, str] = {}  # cache key -> the hook's file read back from that run
+        self.notes: list[str] = []  # read-backs refused or cut (for the review's notes)
         self.runs = 0  # sandbox runs actually made (not served from the cache)
 
     def _key(self, commit: str, hook: RunHook | None = None) -> str:
@@ -275,10 +285,12 @@ class TestRunner:
         if cached is None:
             with tempfile.TemporaryDirectory(prefix="prereview-tests-") as tmp:
                 root = export_tree(repo, commit, Path(tmp) / "work")
-                cached = self._run(root, hook)
+                cached, text, notes = self._run(root, hook, commit[:12])
                 if hook is not None:
-                    self.collected[key] = hook.read_back(root)
-            if not cached.timed_out:  # a timeout may be the machine being busy: try again next time
+                    self.collected[key] = text
+            # a timeout may be the machine being busy: try again next time; a read-back refused or cut is
+            # not stored either, so its note is given again by the next review
+            if not cached.timed_out and not notes:
                 self._store(key, cached)
                 if hook is not None:
                     self._store_collected(key, self.collected[key])
@@ -289,16 +301,21 @@ class TestRunner:
         return self.collected.get(self._key(commit, hook), "")
 
     def in_tree(self, root: Path) -> TestRun:
-        return self._run(root, None)
+        return self._run(root, None)[0]
 
-    def _run(self, root: Path, hook: RunHook | None) -> TestRun:
+    def _run(self, root: Path, hook: RunHook | None, label: str = "") -> tuple[TestRun, str, list[str]]:
+        """The run, the text of the hook's file read back ('' without a hook), notes on that read-back."""
         self.runs += 1
         argv = self.env.command(root) if self.env is not None else self.argv
-        if hook is not None:
-            hook.install(root)
-            argv = hook.argv(argv)
-        res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
-        return relativize(to_testrun(self.argv, res), root)
+        if hook is None:
+            res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
+            return relativize(to_testrun(self.argv, res), root), "", []
+        with Exchange() as ex:
+            hook.install(ex)
+            res = self.sandbox.run(hook.argv(argv, ex), cwd=root, timeout=self.timeout, binds=ex.binds)
+            text, notes = hook.read_back(ex, f"the trace of the test run at {label or 'the work copy'}")
+        self.notes += [n for n in notes if n not in self.notes]
+        return relativize(to_testrun(self.argv, res), root), text, notes
 
     def _load(self, key: str) -> TestRun | None:
         if self.cache_dir is None:
@@ -318,16 +335,20 @@ class TestRunner:
         (self.cache_dir / f"{key}.json").write_text(json.dumps(asdict(run)), encoding="utf-8")
 
     def _load_collected(self, key: str) -> str | None:
+        """The stored file, None when absent or larger than COLLECTED_KEPT (its apparent size: a sparse
+        file counts whole) -- the run is then made again."""
         if self.cache_dir is None:
             return None
         try:
-            return (self.cache_dir / f"{key}.collected").read_text(encoding="utf-8")
-        except OSError:
+            data = fsguard.read_bytes(self.cache_dir, f"{key}.collected", limit=COLLECTED_KEPT + 1)
+        except (OSError, fsguard.UnsafePath):
             return None
+        return data.decode("utf-8", "replace") if len(data) <= COLLECTED_KEPT else None
 
     def _store_collected(self, key: str, text: str) -> None:
-        if self.cache_dir is not None:
-            (self.cache_dir / f"{key}.collected").write_text(text, encoding="utf-8")
+        data = text.encode("utf-8")
+        if self.cache_dir is not None and len(data) <= COLLECTED_KEPT:
+            (self.cache_dir / f"{key}.collected").write_bytes(data)
 
 
 def relativize(run: TestRun, root: Path) -> TestRun:

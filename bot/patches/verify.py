@@ -204,6 +204,7 @@ class PatchStage:
             return
         finally:
             self.seconds["tests"] = round(time.monotonic() - t0, 2)
+        self.notes += [f"tests: {n}" for n in self.runner.notes]  # read-backs refused or cut
         if why is not None:  # nothing to compare against, nothing to verify a patch with
             self.unusable = why
             self.notes.append(projectenv.cannot_test_note(why))

@@ -36,12 +36,23 @@ class RunResult:
         return self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr
 
 
+@dataclass(frozen=True)
+class Bind:
+    """A bot-owned host folder shown to one run at its own path: read-only unless `writable` (see
+    exchange.py: the scripts and specs given to a run, the folder its results come back through)."""
+
+    path: Path
+    writable: bool = False
+
+
 class Sandbox(Protocol):
     name: str
     warning: str | None  # shown in the review's notes (e.g. "tests ran without a sandbox")
     bounds: str  # which limits apply to a run as a whole ("memory 2048 MiB in all (cgroup), ..."), for logs
 
-    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult: ...
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, timeout: float, binds: Sequence[Bind] = ()
+    ) -> RunResult: ...
 
 
 def clean_env(home: str, path: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -1,8 +1,10 @@
 """bubblewrap: the work copy writable, the system read-only, no network, a clean env, limits on everything.
 
 Layout inside the sandbox: /usr (+ the /bin, /lib… links), a few /etc files, the Python interpreter
-prereview runs on (read-only, so a Python project's tests find pytest) and `ro_paths` from config; the
-work copy at its own path, read-write; an own /tmp (size-capped tmpfs) with HOME=/tmp/home and an own
+prereview runs on (read-only, so a Python project's tests find pytest; of its site-packages only pytest
+and its requirements, see pyview.py) and `ro_paths` from config; the
+work copy at its own path, read-write; a run's exchange folders (exchange.py) at their own paths, the
+given one read-only; an own /tmp (size-capped tmpfs) with HOME=/tmp/home and an own
 small /dev/shm (`shm_mb`). Nothing else of the host is visible: not ~/.ssh, not the reviewed repository's
 .git, not the bot's config.
 Limits: wall time (the whole process group and PID namespace are killed); memory and processes for the
@@ -16,14 +18,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..config import SandboxConfig
 from ..types import PrereviewError
-from . import limits
-from .base import RunResult, clean_env, run_process
+from . import limits, pyview
+from .base import Bind, RunResult, clean_env, run_process
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = (
@@ -57,7 +59,7 @@ class BubblewrapSandbox:
         self.memory_bound = ""  # "cgroup" | "systemd" | "rlimit": what bounded the last run's memory
         self._started = False  # bwrap has started a sandbox here once (checked before the first run)
 
-    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult:
+    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float, binds: Sequence[Bind] = ()) -> RunResult:
         if self._bwrap is None:
             raise PrereviewError(
                 "bubblewrap is not installed; apt-get install bubblewrap, or pick another sandbox.backend"
@@ -69,10 +71,10 @@ class BubblewrapSandbox:
         total = self.total_mb * MIB
         with limits.cgroups(total, self.cfg.max_processes) as groups:
             # join the cgroups before exec, so every descendant (and the tmpfs pages they fill) is counted
-            cmd = groups.wrap([*self._bwrap_args(cwd), "--", *self._limits(), *argv])
+            cmd = groups.wrap([*self._bwrap_args(cwd, binds), "--", *self._limits(), *argv])
             scope = [] if groups.memory is not None else limits.systemd_scope(total, self.cfg.max_processes)
             if scope:  # one hierarchy on systemd hosts: the scope replaces our own groups
-                cmd = [*scope, *self._bwrap_args(cwd), "--", *self._limits(), *argv]
+                cmd = [*scope, *self._bwrap_args(cwd, binds), "--", *self._limits(), *argv]
             self.memory_bound = "cgroup" if groups.memory is not None else "systemd" if scope else "rlimit"
             res = run_process(
                 cmd,
@@ -81,7 +83,7 @@ class BubblewrapSandbox:
                 timeout=timeout,
                 max_output=self.cfg.max_output_bytes,
                 backend=self.name,
-                watch=limits.tree_watch(cwd, self.cfg.disk_mb * MIB),
+                watch=_watch_all([cwd, *(b.path for b in binds if b.writable)], self.cfg.disk_mb * MIB),
             )
             if res.killed_reason is None and groups.oom_killed():
                 res = replace(res, killed_reason="memory")
@@ -153,7 +155,7 @@ class BubblewrapSandbox:
     def _path_var(self) -> str:
         return ":".join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
 
-    def _bwrap_args(self, cwd: Path) -> list[str]:
+    def _bwrap_args(self, cwd: Path, binds: Sequence[Bind] = ()) -> list[str]:
         args = [str(self._bwrap), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         if os.geteuid() == 0:  # run as an ordinary user inside, even when the bot runs as root
             args += ["--uid", "65534", "--gid", "65534"]
@@ -184,9 +186,15 @@ class BubblewrapSandbox:
             INNER_HOME,
         ]
         # after the tmpfs: a venv (or toolchain) that lives under /tmp must stay visible
-        for ro in self._readonly_paths():
+        readonly = self._readonly_paths()
+        for ro in readonly:
             args += ["--ro-bind", ro, ro]
-        args += ["--bind", str(cwd), str(cwd), "--remount-ro", "/", "--chdir", str(cwd)]
+        # of prereview's own site-packages only pytest (not prereview, its model, its dependencies)
+        args += pyview.bwrap_args(readonly, [str(Path(p).expanduser()) for p in self.cfg.ro_paths])
+        args += ["--bind", str(cwd), str(cwd)]
+        for b in binds:  # a run's exchange folders (exchange.py), at their own paths
+            args += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]
+        args += ["--remount-ro", "/", "--chdir", str(cwd)]
         return args
 
     def _readonly_paths(self) -> list[str]:
@@ -205,3 +213,13 @@ class BubblewrapSandbox:
         mem = self.cfg.memory_mb * MIB
         fsize = min(mem, self.cfg.disk_mb * MIB)
         return [self._prlimit, f"--as={mem}", f"--fsize={fsize}", f"--nproc={self.cfg.max_processes}", "--"]
+
+
+def _watch_all(trees: Sequence[Path], allowance: int) -> Callable[[], str | None]:
+    """One disk watch over every writable tree of a run (each may grow by `allowance`)."""
+    watches = [limits.tree_watch(t, allowance) for t in trees]
+
+    def check() -> str | None:
+        return next((r for w in watches if (r := w()) is not None), None)
+
+    return check

@@ -1,7 +1,8 @@
 """docker (via the docker SDK): image from config, no network, memory/CPU/pids limits, container removed.
 
-The work copy is bind-mounted read-write at its own path and is the working directory; nothing else of
-the host is mounted. The image must contain the project's test toolchain (e.g. an image with pytest for
+The work copy is bind-mounted read-write at its own path and is the working directory; a run's exchange
+folders (exchange.py) are mounted at their own paths, the given one read-only; nothing else of the host is
+mounted. The image must contain the project's test toolchain (e.g. an image with pytest for
 a Python project): set `sandbox.image`. The engine is reached lazily (DOCKER_HOST or the local socket)
 on the first run, never in the constructor.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..config import SandboxConfig
 from ..types import PrereviewError
-from .base import RunResult, _Capped
+from .base import Bind, RunResult, _Capped
 
 
 class DockerSandbox:
@@ -48,12 +49,15 @@ class DockerSandbox:
                 ) from None
         return self._client
 
-    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult:
+    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float, binds: Sequence[Bind] = ()) -> RunResult:
         import docker
         import requests
 
         client = self.client()
         cwd = cwd.resolve()
+        volumes = {str(cwd): {"bind": str(cwd), "mode": "rw"}}
+        for b in binds:
+            volumes[str(b.path)] = {"bind": str(b.path), "mode": "rw" if b.writable else "ro"}
         t0 = time.monotonic()
         try:
             container = client.containers.run(
@@ -61,7 +65,7 @@ class DockerSandbox:
                 list(argv),
                 detach=True,
                 working_dir=str(cwd),
-                volumes={str(cwd): {"bind": str(cwd), "mode": "rw"}},
+                volumes=volumes,
                 environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},  # noqa: S108
                 network_mode="none",
                 mem_limit=f"{self.cfg.memory_mb}m",

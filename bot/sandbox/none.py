@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import SandboxConfig
-from .base import RunResult, clean_env, run_process
+from .base import Bind, RunResult, clean_env, run_process
 
 
 class NoSandbox:
@@ -22,7 +22,8 @@ class NoSandbox:
     def __init__(self, cfg: SandboxConfig) -> None:
         self.cfg = cfg
 
-    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float) -> RunResult:
+    def run(self, argv: Sequence[str], *, cwd: Path, timeout: float, binds: Sequence[Bind] = ()) -> RunResult:
+        # `binds`: every host path is visible (and writable) here anyway
         # Still a clean environment and a wall-time limit: no tokens reach the tests even here.
         path = ":".join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
         env = clean_env(str(cwd), path)

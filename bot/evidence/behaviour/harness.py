@@ -1,9 +1,11 @@
 """Host side of the sandboxed runs: the tracer hook for the test runs, and calls on generated inputs.
 
 The scripts that run inside the sandbox (`prereview_probe.py`, `prereview_trace.py`,
-`prereview_harness.py`) are copied into `.prereview-behaviour/` of each scratch tree; nothing of `bot` is
-importable there. Each side runs from its own `git archive` copy, with a clean environment, no network,
-the sandbox's memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
+`prereview_harness.py`) and their specs are given to each run in a bot-owned folder shown read-only, and
+the results come back through a second one (sandbox/exchange.py): never through the scratch tree, where
+the change (or its tests, while they run) could plant a symlink. Nothing of `bot` is importable there.
+Each side runs from its own `git archive` copy, with a clean environment, no network, the sandbox's
+memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from importlib import resources
 from pathlib import Path
 
 from ...sandbox import Sandbox
+from ...sandbox.exchange import BACK, GIVEN, Exchange, json_lines
 from .. import testrun
 from ..projectenv import ProjectEnv, python_command
 from .callables import Changed
 from .compare import Call
 from .generate import Input
 
-SCRATCH = ".prereview-behaviour"
 SCRIPTS = ("prereview_probe.py", "prereview_trace.py", "prereview_harness.py")
 
 
 def _scripts() -> tuple[tuple[str, str], ...]:
     pkg = resources.files(__package__)
-    return tuple((f"{SCRATCH}/{name}", pkg.joinpath(name).read_text(encoding="utf-8")) for name in SCRIPTS)
+    return tuple((name, pkg.joinpath(name).read_text(encoding="utf-8")) for name in SCRIPTS)
 
 
 def is_pytest(argv: Sequence[str]) -> bool:
@@ -52,17 +54,20 @@ def trace_hook(
         by_path.setdefault(c.path, []).append(c.qualname)
     spec = {
         "targets": by_path,
-        "out": f"{SCRATCH}/trace.jsonl",
         "max_calls": max_calls,
         "per_test": per_test,
         "max_repr": max_repr,
         "variants": variants,
     }
     return testrun.RunHook(
-        files=(*_scripts(), (f"{SCRATCH}/trace.json", json.dumps(spec, sort_keys=True))),
+        files=(*_scripts(), ("trace.json", json.dumps(spec, sort_keys=True))),
         args=("-p", "prereview_trace"),
-        env=(("PYTHONPATH", SCRATCH), ("PREREVIEW_TRACE_SPEC", f"{SCRATCH}/trace.json")),
-        collect=f"{SCRATCH}/trace.jsonl",
+        env=(
+            ("PYTHONPATH", GIVEN),
+            ("PREREVIEW_TRACE_SPEC", f"{GIVEN}/trace.json"),
+            ("PREREVIEW_TRACE_OUT", f"{BACK}/trace.jsonl"),
+        ),
+        collect="trace.jsonl",
     )
 
 
@@ -126,27 +131,27 @@ def run_inputs_in(
     for one in inputs:
         path, _, qual = one.callable.partition("::")
         paths[one.callable] = (path, qual)
-    spec = {"calls": _spec_calls(inputs, paths), "out": f"{SCRATCH}/results.jsonl", "timeout": call_timeout}  # type: ignore[arg-type]
-    for rel, text in (*_scripts(), (f"{SCRATCH}/spec.json", json.dumps(spec))):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    script = [f"{SCRATCH}/prereview_harness.py", f"{SCRATCH}/spec.json"]
-    argv = ["env", "PYTHONHASHSEED=0", *python_command(env, root, script)]
-    res = sandbox.run(argv, cwd=root, timeout=max(5.0, budget))
-    try:
-        lines = (root / SCRATCH / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
+    with Exchange() as ex:
+        spec = {
+            "calls": _spec_calls(inputs, paths),
+            "out": str(ex.back / "results.jsonl"),
+            "timeout": call_timeout,
+        }  # type: ignore[arg-type]
+        for name, text in (*_scripts(), ("spec.json", json.dumps(spec))):
+            ex.give(name, text)
+        script = [str(ex.given / "prereview_harness.py"), str(ex.given / "spec.json")]
+        argv = ["env", "PYTHONHASHSEED=0", *python_command(env, root, script)]
+        res = sandbox.run(argv, cwd=root, timeout=max(5.0, budget), binds=ex.binds)
+        what = f"the call harness's results at {label}"
+        data, notes = ex.take("results.jsonl", what)
+    records, more = json_lines(data, what)
     by_id: dict[str, list[dict[str, object]]] = {}
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        by_id.setdefault(str(rec["id"]).split(".")[0], []).append(rec)
+    for rec in records:
+        if "id" in rec:
+            by_id.setdefault(str(rec["id"]).split(".")[0], []).append(rec)
     out: list[Call | None] = []
     stopped = False
-    note = ""
+    notes += more
     for i, inp in enumerate(inputs):
         recs = by_id.get(str(i))
         if recs is None:
@@ -161,7 +166,7 @@ def run_inputs_in(
                         expr=inp.expr(paths[inp.callable][1]),
                     )
                 )
-                note = (
+                notes.append(
                     f"the call harness stopped at {label} ({res.killed_reason or f'exit {res.returncode}'})"
                 )
                 stopped = True
@@ -169,8 +174,8 @@ def run_inputs_in(
                 out.append(None)
             continue
         for rec in recs:
-            out.append(
-                Call(
+            try:  # the harness runs next to the change's code: a record may be forged, so checked here
+                call = Call(
                     callable=inp.callable,
                     origin=inp.origin,
                     args=_args(inp),
@@ -180,8 +185,10 @@ def run_inputs_in(
                     want=str(rec["want"]) if "want" in rec else None,
                     replay=inp,
                 )
-            )
-    return out, note
+            except (KeyError, TypeError, ValueError):
+                continue
+            out.append(call)
+    return out, "; ".join(notes)
 
 
 def _args(inp: Input) -> tuple[tuple[str, str], ...]:

@@ -51,7 +51,9 @@ _ROOT = os.getcwd()
 class Recorder:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.targets: dict[str, set[str]] = {p: set(q) for p, q in spec.get("targets", {}).items()}
-        self.out_path = os.path.join(_ROOT, spec.get("out", "trace.jsonl"))
+        self.out_path = os.environ.get("PREREVIEW_TRACE_OUT") or os.path.join(
+            _ROOT, spec.get("out", "trace.jsonl")
+        )
         self.max_calls = int(spec.get("max_calls", 1000))
         self.per_test = int(spec.get("per_test", 8))
         self.limit = int(spec.get("max_repr", 400))
