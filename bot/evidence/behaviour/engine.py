@@ -25,7 +25,7 @@ from ...sandbox import create as create_sandbox
 from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
-from . import compare, generate, harness, judge, objects
+from . import accounts, compare, generate, harness, judge, objects
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -55,6 +55,7 @@ class BehaviourEvidence:
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
     _listing: list[str] | None = None  # every file at head, read once (see _head_files)
+    words: accounts.Words | None = None  # what the change's author says it does (the judge reads it)
 
     @classmethod
     def prepare(
@@ -76,6 +77,7 @@ class BehaviourEvidence:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
+        stage.words = accounts.gather(change, diff)
         return stage
 
     # -------------------------------------------------------------- observing the test runs
@@ -179,7 +181,7 @@ class BehaviourEvidence:
                     classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
                 )
                 for c, why in plan.skipped:
-                    self.skipped.append(f"{c.qualname} ({why})")
+                    self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 inputs = documented + plan.inputs
                 if inputs:
                     progress.message(
@@ -188,6 +190,8 @@ class BehaviourEvidence:
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += more
+                told = {c.key for c, _ in plan.skipped}
+                self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
         out: list[Finding] = []
         for c in self.targets:
             mine = [d for d in diffs if d.callable == c.key]
@@ -204,6 +208,7 @@ class BehaviourEvidence:
                     head_line=line,
                     language=self.cfg.review.language,
                     how=self.cfg.behaviour.judge,
+                    words=self.words,
                 )
             out += j.findings
             self.changes += j.changes
@@ -354,6 +359,26 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
+
+
+def _not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
+    """What was not compared, and why, for each callable no test reaches whose generated calls gave no
+    result either (its class could not be built, its calls did not run): said every time, never silent."""
+    out = []
+    planned = {i.callable for i in inputs}
+    for c in unreached:
+        mine = [x for x in calls if x.callable == c.key]
+        if any(x.result.get("kind") != "unavailable" for x in mine):
+            continue
+        if mine:
+            r = mine[0].result
+            why = f"it could not be called: {r.get('message') or r.get('type')}"
+        elif c.key in planned:
+            why = "its generated calls did not run"
+        else:
+            why = "no input could be built"
+        out.append(f"{c.qualname} (reached by no test; {why})")
+    return out
 
 
 def _replayable(e: judge.Example) -> bool:

@@ -224,13 +224,29 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
             why = f"{owner}() failed: {made.get('type', made.get('kind'))}"
             return [{"id": call["id"], "result": {"kind": "unavailable", "type": "instance", "message": why}}]
         inst = box[0]
-        fn = getattr(inst, call["qualname"].rsplit(".", 1)[1])
+        fn = _member(inst, call["qualname"].rsplit(".", 1)[1])
         subjects["self"] = inst
-    before = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
+    before = {k: _shown(a) for k, a in subjects.items()}
     result, _ = _timed(lambda: fn(*args, **kwargs), timeout)
-    after = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
+    after = {k: _shown(a) for k, a in subjects.items()}
     mutated = {k: r for k, r in after.items() if r != before[k]}
     return [{"id": call["id"], "result": result, "mutated": mutated}]
+
+
+def _member(inst: Any, name: str) -> Any:
+    """The bound method to call; for a property, a function that reads it (the getter is the callable)."""
+    import functools
+    import inspect
+
+    if isinstance(inspect.getattr_static(type(inst), name, None), (property, functools.cached_property)):
+        return lambda: getattr(inst, name)
+    return getattr(inst, name)
+
+
+def _shown(value: Any) -> str:
+    """What a value holds, for mutation: an object's fields (whatever its repr says), else its repr."""
+    state = probe.state_repr(value, ROOT, LIMIT)
+    return state if state is not None else probe.safe_repr(value, ROOT, LIMIT)
 
 
 def main(argv: list[str]) -> int:
