@@ -44,6 +44,9 @@ from bot.models import Message, Model  # noqa: E402
 from bot.pipeline import run as runner  # noqa: E402
 from bot.types import ChangeRef, ChangeRequest, Finding, severity_rank  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+import rulehits  # noqa: E402
+
 BENCH = Path(os.environ.get("PREREVIEW_BENCH", ROOT.parent / "shared" / "bench"))
 if not BENCH.is_dir():
     BENCH = Path("/work/shared/bench")
@@ -255,6 +258,7 @@ def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, An
                 "source": f.source,
                 "rule_id": f.rule_id,
                 "message": f.message[:160],
+                "located": f in located,
             }
             for f in findings
         ],
@@ -315,6 +319,14 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     )
     errors = sum(1 for r in rows if r.get("error"))
     lines.append(f"changes: {len(rows)}  errors: {errors}")
+    lines.append(
+        rulehits.table(
+            rows,
+            corpus=lambda r: str(r["dataset"]),
+            is_bug=lambda r: r["kind"] == "bug",
+            located=lambda r, f: bool(f.get("located")),
+        )
+    )
     return "\n".join(lines)
 
 

@@ -144,6 +144,18 @@ def test_constructors_properties_and_methods_are_compared_on_the_tests_own_objec
 
 
 @needs_bwrap
+def test_a_method_compared_and_found_alike_is_said_not_silent(make_repo, tmp_path) -> None:
+    same = SHAPES.replace("self.aliases.append(alias)", "self.aliases += [alias]")
+    repo = make_repo({"shapes.py": SHAPES, "test_shapes.py": SHAPES_TEST}, {"shapes.py": same})
+    data = _review(repo, tmp_path, [])
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (
+        "behaviour: `Command.add_alias` gave the same results at base and head on 2 call(s) from the tests "
+        "that pass at head"
+    ) in data["notes"], data["notes"]
+
+
+@needs_bwrap
 def test_a_difference_the_commit_message_accounts_for_is_listed_with_its_words(make_repo, tmp_path) -> None:
     repo = make_repo({"shapes.py": SHAPES, "test_shapes.py": SHAPES_TEST}, {"shapes.py": SHAPES_BUG})
     git(repo, "commit", "-q", "--amend", "-m", "Update shapes.py\n\nhuman names use spaces, not dashes")

@@ -192,6 +192,11 @@ class BehaviourEvidence:
                     diffs += more
                 told = {c.key for c, _ in plan.skipped}
                 self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
+        self.notes += _alike(
+            [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
+            [x for x in head_calls if not x.variant and not edited(x.origin)],
+            failing,
+        )
         out: list[Finding] = []
         for c in self.targets:
             mine = [d for d in diffs if d.callable == c.key]
@@ -359,6 +364,29 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
+
+
+def _alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
+    """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
+    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
+    counts = {c.key: 0 for c in same}
+    for x in calls:
+        if x.callable in counts and x.origin not in failing:
+            counts[x.callable] += 1
+    alike = [c for c in same if counts[c.key]]
+    only = [c for c in same if not counts[c.key]]
+    out = []
+    if alike:
+        names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
+        n = sum(counts[c.key] for c in alike)
+        out.append(
+            f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
+            "that pass at head"
+        )
+    if only:
+        names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
+        out.append(f"behaviour: {names} not compared: only tests that fail at head reach it")
+    return out
 
 
 def _not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
