@@ -236,11 +236,12 @@ def run_baseline(
 def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, Any]:
     strong = [f for f in findings if severity_rank(f.severity) >= MEDIUM]
     slack = 2 if c["dataset"] == "secfix" else 1
-    located = [
+    on_lines = [
         f
-        for f in strong
+        for f in findings
         if f.path == path and any(f.line - slack <= n <= f.last_line + slack for n in c["lines"])
     ]
+    located = [f for f in on_lines if f in strong]
     return {
         "detected": bool(located) if c["kind"] == "bug" else None,
         "quiet": not strong if c["kind"] != "bug" else None,
@@ -258,7 +259,7 @@ def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, An
                 "source": f.source,
                 "rule_id": f.rule_id,
                 "message": f.message[:160],
-                "located": f in located,
+                "located": f in on_lines,  # at any severity (bench/rulehits.py)
             }
             for f in findings
         ],
