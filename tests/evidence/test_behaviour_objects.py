@@ -168,6 +168,30 @@ def test_a_difference_the_commit_message_accounts_for_is_listed_with_its_words(m
     assert listed["reason"] == 'the change says so: "Human names use spaces"'
 
 
+FLAG = """class Flag:
+    def __init__(self, name: str, count: int = 1):
+        self.name = name
+        self.count = count
+        self.opts = ["--" + name]
+
+    def __repr__(self):
+        return "<Flag>"
+"""
+
+
+@needs_bwrap
+def test_a_constructor_no_test_reaches_is_called_through_its_class(make_repo, tmp_path) -> None:
+    """No test: `__init__` is called the way code calls it, `Flag(...)`, and what the object holds after
+    is compared (its repr says nothing)."""
+    repo = make_repo({"flag.py": FLAG}, {"flag.py": FLAG.replace('["--" + name]', '["-" + name]')})
+    data = _review(repo, tmp_path, [])
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["message"].startswith("Behaviour change in `Flag.__init__`: `Flag(") and f["line"] == 5
+    assert "before None and changes self to Flag(count=" in f["evidence"]
+    assert "opts=['--" in f["evidence"] and "opts=['-" in f["evidence"].split("; after ")[1]
+    assert not any("special method" in n for n in data["notes"])
+
+
 def test_the_changes_words_are_its_title_description_commit_messages_and_added_docs(make_repo) -> None:
     repo = make_repo(
         {"m.py": "x = 1\n", "CHANGES.rst": "1.0\n", "docs/api.md": "# API\n"},

@@ -357,9 +357,9 @@ class BehaviourEvidence:
             )
             for e, inp in zip(examples, given, strict=True):
                 got = next((c for c in calls if c and c.replay == inp and c.text() == e.call), None)
-                want = compare.describe(e.base)
-                if got is None or compare.describe(got.result) != want:
-                    have = compare.describe(got.result) if got else "no result"
+                want = e.before or compare.describe(e.base)  # with what it changed (a constructor's self)
+                have = compare.describe(got.result, got.mutated) if got else "no result"
+                if got is None or have != want:
                     return False, f"with the patch `{e.call}` gives {have}, not base's {want}"
             return True, f"{len(examples)} example(s) give base's result again"
 

@@ -62,6 +62,7 @@ class Example:
     args: tuple[tuple[str, str], ...]
     base: dict[str, Any]
     replay: Input | None = None  # the generated input (a doctest with its setup, built objects), if any
+    before: str = ""  # base's outcome as told, with what the call changed (a constructor's `self`)
 
 
 @dataclass
@@ -161,7 +162,7 @@ def _list(out: Judgement, c: Changed, diffs: Sequence[Difference], reason: str) 
 
 def _examples(diffs: Sequence[Difference]) -> list[Example]:
     return [
-        Example(d.callable, d.call, d.origin, d.args, d.base, d.replay)
+        Example(d.callable, d.call, d.origin, d.args, d.base, d.replay, d.before)
         for d in diffs
         if not d.call.startswith(">>>")
     ]
