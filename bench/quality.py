@@ -44,6 +44,9 @@ from bot.models import Message, Model  # noqa: E402
 from bot.pipeline import run as runner  # noqa: E402
 from bot.types import ChangeRef, ChangeRequest, Finding, severity_rank  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+import rulehits  # noqa: E402
+
 BENCH = Path(os.environ.get("PREREVIEW_BENCH", ROOT.parent / "shared" / "bench"))
 if not BENCH.is_dir():
     BENCH = Path("/work/shared/bench")
@@ -233,11 +236,12 @@ def run_baseline(
 def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, Any]:
     strong = [f for f in findings if severity_rank(f.severity) >= MEDIUM]
     slack = 2 if c["dataset"] == "secfix" else 1
-    located = [
+    on_lines = [
         f
-        for f in strong
+        for f in findings
         if f.path == path and any(f.line - slack <= n <= f.last_line + slack for n in c["lines"])
     ]
+    located = [f for f in on_lines if f in strong]
     return {
         "detected": bool(located) if c["kind"] == "bug" else None,
         "quiet": not strong if c["kind"] != "bug" else None,
@@ -255,6 +259,7 @@ def score(c: dict[str, Any], path: str, findings: list[Finding]) -> dict[str, An
                 "source": f.source,
                 "rule_id": f.rule_id,
                 "message": f.message[:160],
+                "located": f in on_lines,  # at any severity (bench/rulehits.py)
             }
             for f in findings
         ],
@@ -315,6 +320,14 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     )
     errors = sum(1 for r in rows if r.get("error"))
     lines.append(f"changes: {len(rows)}  errors: {errors}")
+    lines.append(
+        rulehits.table(
+            rows,
+            corpus=lambda r: str(r["dataset"]),
+            is_bug=lambda r: r["kind"] == "bug",
+            located=lambda r, f: bool(f.get("located")),
+        )
+    )
     return "\n".join(lines)
 
 

@@ -566,6 +566,24 @@ def _med(xs: list[float]) -> str:
     return f"{statistics.median(xs):.1f}s" if xs else "n/a"
 
 
+def _rule_hits(rows: list[dict[str, Any]]) -> str:
+    """Hits per behaviour rule (bench/rulehits.py): tests removed (hidden + ordinary) and tests kept."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import rulehits
+
+    def located(r: dict[str, Any], f: dict[str, Any]) -> bool:
+        end = f.get("end_line") or f["line"]
+        lines = r.get("truth_lines", [])
+        return f["path"] in set(r.get("files", [])) and any(f["line"] - 2 <= n <= end + 2 for n in lines)
+
+    return rulehits.table(
+        rows,
+        corpus=lambda r: "tests kept" if r["kind"] == "kept" else "tests removed",
+        is_bug=lambda r: r["kind"] in ("hidden", "kept"),
+        located=located,
+    )
+
+
 def summarize(rows: list[dict[str, Any]]) -> str:
     rows = list({r["id"]: r for r in rows}.values())  # a case in several files counts once (the last)
     rows = [r if r.get("error") else {**r, **score(r, r["findings"], r.get("runs", []))} for r in rows]
@@ -634,6 +652,7 @@ def summarize(rows: list[dict[str, Any]]) -> str:
                 else ""
             )
         )
+    lines.append(_rule_hits(ok))
     notes: dict[str, int] = defaultdict(int)
     for r in ok:
         for n in r.get("notes", []):

@@ -8,12 +8,15 @@ dataset:
   maintainability, test) is advisory and capped at `low`.
 - A security finding must name a CWE that can label a weakness in that file (bot/cwe.py): not an id
   the CWE list lacks, not a category or view, not deprecated, not a C/C++-only weakness on Python.
-  A model that invents the label has not recognised the weakness either.
 - A security finding whose CWE names a kind of sink (SQL, shell, HTML, paths, deserialization,
-  credentials, ...) needs a sign of that sink in the lines around it; without one the claim is
-  downgraded to `low`, with the reason as evidence. CWEs outside the table are left alone.
+  credentials, ...) needs a sign of that sink in the lines around it. CWEs outside the table are left
+  alone.
+- A label that fails either check is the label being wrong, not the defect: a small model copies the
+  CWE it has seen ("CWE-89" on an off-by-one) onto a right diagnosis. Such a finding is kept as a `bug`
+  at its severity, without the CWE, the reason as evidence (the model's self-check still judges it).
 - Injection into SQL (CWE-89) also needs text being *built* near the line (`"..." % x`, `+`,
-  `.format(`, an f-string, `join(`): a query whose values travel as parameters cannot be injected.
+  `.format(`, an f-string, `join(`): a query whose values travel as parameters cannot be injected, so
+  that claim itself is refuted and is downgraded to `low`.
 """
 
 from __future__ import annotations
@@ -93,14 +96,23 @@ def check(f: Finding, head_lines: list[str] | None) -> Finding:
         return f
     why = cwe.unusable(f.cwe, f.path)
     if why:
-        return f.with_(severity="low", evidence=f"not confirmed: {why}")
+        return _as_bug(f, why)
     if f.cwe not in SINKS or head_lines is None:
         return f
     lo, hi = max(0, f.line - 1 - WINDOW), min(len(head_lines), f.last_line + WINDOW)
     near = head_lines[lo:hi]
-    for what, sign in (SINKS[f.cwe], *([BUILT[f.cwe]] if f.cwe in BUILT else [])):
+    what, sign = SINKS[f.cwe]
+    if not any(sign.search(ln) for ln in near):
+        return _as_bug(f, f"{f.cwe} needs {what}, and none is near the line")
+    if f.cwe in BUILT:
+        what, sign = BUILT[f.cwe]
         if not any(sign.search(ln) for ln in near):
             return f.with_(
                 severity="low", evidence=f"not confirmed: {f.cwe} needs {what}, and none is near the line"
             )
     return f
+
+
+def _as_bug(f: Finding, why: str) -> Finding:
+    """A security finding whose label cannot stand: a bug at its severity, the label's fault said."""
+    return f.with_(category="bug", cwe=None, evidence=f"kept as a bug, not {f.cwe}: {why}")

@@ -242,7 +242,8 @@ def test_an_error_with_a_message_at_base_and_none_at_head_is_a_finding_without_t
         body="",
         head_line="return x",
     )
-    assert [f.rule_id for f in j.findings] == ([rule] if rule else [])
+    # no rule decides: the change's (empty) words account for nothing, so the reviewer is asked
+    assert [f.rule_id for f in j.findings] == [rule or "behaviour/unexplained"]
     assert bool(model.requests) == (rule is None)
 
 
@@ -437,11 +438,30 @@ def test_judge_new_failure_is_high_without_asking_the_model() -> None:
     assert "f(10)" in j.findings[0].message and "ZeroDivisionError" in j.findings[0].evidence
 
 
-@pytest.mark.parametrize("verdict", ["bug", "intended"])
-def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        ({"accounted": "yes", "quote": "f returns 2n now"}, "intended"),
+        ({"accounted": "yes", "quote": "f squares faster"}, "unexplained"),  # a quote the text lacks
+        ({"accounted": "yes", "quote": ""}, "unexplained"),
+        ({"accounted": "no", "quote": ""}, "unexplained"),
+        ({}, "unexplained"),  # no usable answer
+    ],
+)
+def test_the_model_is_asked_whether_the_changes_words_account_for_the_difference(
+    answer: dict, outcome: str
+) -> None:
+    """The question a small model can answer: does the author's text say the code now does this? A yes
+    must quote that text; anything else asks the reviewer "is this intended?" at low severity, the
+    judge's reasons in the evidence."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
-    answer = {"verdict": verdict, "reason": "the docstring says square"}
-    model = ScriptedModel({"replies": [], "default": {"text": json.dumps(answer)}})
+    model = ScriptedModel(
+        {
+            "replies": [{"match": "account for this difference", "text": json.dumps(answer)}],
+            "default": {"text": json.dumps({"correct": "unsure", "reason": "x"})},
+        }
+    )
+    words = judge.Words("Speed up f", "", "f returns 2n now, as the spec says", "")
     j = judge.judge(
         c,
         [_diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})],
@@ -449,21 +469,37 @@ def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
         title="Speed up f",
         body="",
         head_line="return n * n",
+        words=words,
     )
     prompt = model.requests[0][-1].content
-    assert (
-        "f(10)" in prompt
-        and "100" in prompt
-        and "20" in prompt
-        and "Square n." in prompt
-        and "Speed up f" in prompt
-    )
-    if verdict == "bug":
-        (f,) = j.findings
-        assert f.severity == "medium" and f.source == "behaviour" and "before 100; after 20" in f.evidence
-        assert not j.changes
-    else:
+    for part in ("f(10)", "100", "20", "Square n.", "Speed up f", "Commit messages: f returns 2n now"):
+        assert part in prompt
+    if outcome == "intended":
         assert not j.findings and [(b.call, b.before, b.after) for b in j.changes] == [("f(10)", "100", "20")]
+        assert j.changes[0].reason == 'the change says so: "f returns 2n now"' and len(model.requests) == 1
+    else:
+        (f,) = j.findings
+        assert (f.severity, f.rule_id, f.source) == ("low", "behaviour/unexplained", "behaviour")
+        assert "is this intended?" in f.message and "`f(10)` returned `100`" in f.message
+        assert f.evidence.startswith("f(10): before 100; after 20 | judge: ") and not j.changes
+        if answer.get("quote") == "f squares faster":
+            assert "is not in the change's text" in f.evidence
+
+
+def test_a_change_without_words_is_not_put_to_the_verdict_question_and_without_a_model_is_unexplained() -> (
+    None
+):
+    c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
+    model = ScriptedModel(
+        {"replies": [], "default": {"text": json.dumps({"correct": "unsure", "reason": ""})}}
+    )
+    d = _diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})
+    kw = {"title": "", "body": "", "head_line": None}
+    (f,) = judge.judge(c, [d], model=lambda: model, **kw).findings
+    assert "no title, description, commit message" in f.evidence and f.severity == "low"
+    assert all("account for" not in m[-1].content for m in model.requests)  # only the blind questions
+    (g,) = judge.judge(c, [d], model=None, **kw).findings
+    assert g.rule_id == "behaviour/unexplained" and "no model" in g.evidence
 
 
 @pytest.mark.parametrize(
@@ -478,14 +514,14 @@ def test_judge_asks_the_model_about_other_differences(verdict: str) -> None:
 def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_base(
     head_first: str, base_first: str, stands: bool
 ) -> None:
-    """Asked 'intended or bug?' with a before and an after, a small model leans to 'bug'. The verdict is
-    asked again without labels in both orders; a model that picks a position (always 'second', as the 1.5B
-    model did on the dev set) is unsure, and only 'base's result is right' both times keeps the finding."""
+    """A difference the change's words do not account for is asked again without labels in both orders;
+    a model that picks a position (always 'second', as the 1.5B model did on the dev set) is unsure, and
+    only 'base's result is right' both times makes it a medium finding (else a low 'is this intended?')."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     model = ScriptedModel(
         {
             "replies": [
-                {"match": "intended by the change", "text": json.dumps({"verdict": "bug", "reason": "x"})},
+                {"match": "account for this", "text": json.dumps({"accounted": "no", "quote": ""})},
                 {
                     "match": "first version 20; second",
                     "text": json.dumps({"correct": head_first, "reason": "y"}),
@@ -511,8 +547,12 @@ def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_
     assert "Speed up f" not in blind  # the author's claims are not in the blind question
     if stands:
         assert [f.rule_id for f in j.findings] == ["behaviour/changed-result"] and len(model.requests) == 3
+        assert [f.severity for f in j.findings] == ["medium"] and "prefer the old results" in j.findings[
+            0
+        ].evidence
     else:
-        assert not j.findings and j.changes and "blind comparisons" in j.changes[0].reason
+        assert [(f.rule_id, f.severity) for f in j.findings] == [("behaviour/unexplained", "low")]
+        assert "blind comparisons did not both prefer" in j.findings[0].evidence and not j.changes
 
 
 @pytest.mark.parametrize(
@@ -585,7 +625,8 @@ def test_none_where_base_returned_a_value_is_a_finding_without_the_model(doc: st
         body="",
         head_line="return xs",
     )
-    assert [f.rule_id for f in j.findings] == ([rule] if rule else [])
+    # no rule decides: the change's (empty) words account for nothing, so the reviewer is asked
+    assert [f.rule_id for f in j.findings] == [rule or "behaviour/unexplained"]
     assert bool(model.requests) == (rule is None)
 
 
@@ -677,17 +718,18 @@ def _review_json(repo: Path, tmp_path: Path) -> dict:
     return data
 
 
-BUG = {
-    "match": "Is the new behaviour intended",
-    "text": json.dumps({"verdict": "bug", "reason": "4 is not prime"}),
-}
+BUG = [  # the change's words do not account for it, and blind comparisons in both orders prefer base
+    {"match": "account for this difference", "text": json.dumps({"accounted": "no", "quote": ""})},
+    {"match": r"first version \[2, 3, 4", "text": json.dumps({"correct": "second", "reason": "4 is 2*2"})},
+    {"match": r"first version \[2, 3, 5", "text": json.dumps({"correct": "first", "reason": "4 is 2*2"})},
+]
 
 
 @needs_bwrap
 def test_tests_pass_at_head_but_the_traced_result_changed(make_repo, tmp_path) -> None:
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
     res = CliRunner().invoke(
-        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [BUG])), "--format", "json"]
+        cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, BUG)), "--format", "json"]
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -703,8 +745,8 @@ def test_tests_pass_at_head_but_the_traced_result_changed(make_repo, tmp_path) -
 def test_intended_changes_are_listed_not_reported(make_repo, tmp_path) -> None:
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
     ok = {
-        "match": "Is the new behaviour intended",
-        "text": json.dumps({"verdict": "intended", "reason": "asked for"}),
+        "match": "account for this difference",
+        "text": json.dumps({"accounted": "yes", "quote": "head change"}),  # the commit message
     }
     res = CliRunner().invoke(
         cli, ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [ok])), "--format", "json"]
@@ -774,7 +816,7 @@ def test_a_patch_must_restore_the_base_result_on_the_example_as_well_as_pass_the
     repo = make_repo({"primes.py": SIEVE, "test_primes.py": SIEVE_TEST}, {"primes.py": SIEVE_BUG})
     bad = "if all(n % p >= 0 for p in primes):"
     replies = [
-        BUG,
+        *BUG,
         _patch(bad, "if all(n % p >= 0 for p in primes) or n == 4:"),  # tests pass, the example does not
         _patch(bad, "if all(n % p > 0 for p in primes):"),
     ]

@@ -26,9 +26,11 @@ def model(
     return Finding("m.py", line, "claim", severity, category, cwe=cwe)
 
 
-def test_a_cwe_without_its_sink_nearby_is_downgraded_with_the_reason():
+def test_a_cwe_without_its_sink_nearby_is_kept_as_a_bug_at_its_severity_with_the_reason():
+    # a small model copies the one CWE it has seen onto a right diagnosis: the label goes, the finding stays
     f = plausible.check(model(5), CODE)
-    assert f.severity == "low" and "CWE-89 needs SQL" in (f.evidence or "")
+    assert (f.severity, f.category, f.cwe) == ("high", "bug", None)
+    assert "not CWE-89: CWE-89 needs SQL" in (f.evidence or "")
 
 
 def test_a_cwe_with_its_sink_nearby_stands():
@@ -86,9 +88,9 @@ def test_sql_injection_needs_a_query_built_from_strings(line, severity):
         ("CWE-787", "applies to C, C++ and assembly code only"),
     ],
 )
-def test_a_cwe_that_cannot_label_a_weakness_in_the_file_is_downgraded(cwe, why):
+def test_a_cwe_that_cannot_label_a_weakness_in_the_file_is_kept_as_a_bug(cwe, why):
     f = plausible.check(model(9, cwe=cwe), CODE)
-    assert f.severity == "low" and why in (f.evidence or "")
+    assert (f.severity, f.category, f.cwe) == ("high", "bug", None) and why in (f.evidence or "")
 
 
 def test_a_c_only_weakness_stands_on_c_code():

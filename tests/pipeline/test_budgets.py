@@ -130,8 +130,8 @@ def test_no_candidate_is_verified_when_its_test_run_would_end_past_the_deadline(
 
 
 def test_past_its_deadline_the_behaviour_stage_asks_the_model_nothing_and_says_so() -> None:
-    """Differences no rule decides are the model's to judge; past the deadline they are listed as not
-    judged, with a note naming the functions."""
+    """Differences no rule decides are the model's to judge; past the deadline they are reported as
+    unexplained without asking it, with a note naming the functions."""
     from types import SimpleNamespace
 
     from bot.evidence.behaviour import callables as cm
@@ -153,10 +153,8 @@ def test_past_its_deadline_the_behaviour_stage_asks_the_model_nothing_and_says_s
     engine = BehaviourEvidence(change, cfg, lambda p: source, lambda p: source, targets=targets)  # type: ignore[arg-type]
     engine._traced = lambda tests: (base, head)  # type: ignore[method-assign]
     model = ScriptedModel({"replies": [], "default": {"text": '{"verdict": "bug", "reason": "x"}'}})
-    assert engine.run([], model=lambda: model) == [] and model.requests == []
-    assert [(b.callable, b.reason) for b in engine.changes] == [
-        ("f", "not judged (behaviour.budget_seconds spent)"),
-        ("g", "not judged (behaviour.budget_seconds spent)"),
-    ]
+    found = engine.run([], model=lambda: model)
+    assert model.requests == [] and engine.changes == []
+    assert sorted((f.rule_id, f.severity) for f in found) == [("behaviour/unexplained", "low")] * 2
     [note] = [n for n in engine.notes if "budget_seconds" in n]
     assert "before the model judged the differences of 2 function(s)" in note and "f, g" in note

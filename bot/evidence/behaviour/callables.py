@@ -52,6 +52,7 @@ class Changed:
     other_docs: tuple[str, ...] = ()  # docstrings elsewhere in the module at head that call it by name
     is_context_manager: bool = False  # a generator decorated with (contextlib.)contextmanager
     is_class: bool = False  # a class: called, it builds an instance (params: its own __init__'s, or none)
+    is_property: bool = False  # a method decorated with (functools.cached_)property: read, not called
     via: str = ""  # kind "reached": the changed module-level name it reads (see dependents.py)
     report_path: str = ""  # kind "reached": the file of that name, where a finding goes (at `anchor`)
 
@@ -224,8 +225,12 @@ def _changed_in_file(f: FileDiff, base: str, head: str) -> list[Changed]:
     head_tree, base_tree = parse(head), parse(base)
     head_defs, base_defs = definitions(head_tree), definitions(base_tree)
     head_classes, base_classes = classes(head_tree), classes(base_tree)
-    base_by_name = {d.qualname: d for d in base_defs}
-    head_by_name = {d.qualname: d for d in head_defs}
+    # a property's getter, setter and deleter share one qualname: the getter (first) is the callable
+    base_by_name: dict[str, _Def] = {}
+    head_by_name: dict[str, _Def] = {}
+    for defs, by_name in ((base_defs, base_by_name), (head_defs, head_by_name)):
+        for one in defs:
+            by_name.setdefault(one.qualname, one)
     added: dict[str, list[int]] = {}
     removed: dict[str, list[int]] = {}
     removal_anchor: dict[str, int] = {}
@@ -383,6 +388,8 @@ def _record(
         is_async=isinstance(node, ast.AsyncFunctionDef),
         is_generator=gen,
         is_context_manager=gen and any(_decorator_name(d) == "contextmanager" for d in node.decorator_list),
+        is_property=is_method
+        and any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list),
         head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
         base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
         other_docs=tuple(

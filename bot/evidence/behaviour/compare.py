@@ -32,11 +32,17 @@ class Call:
     replay: Input | None = None  # the generated input it came from (None: a call from the tests)
     variant: str = ""  # a test's call made again with argument x varied: "wrapped x" (in a forwarding
     # proxy) or "line break x" (a str/bytes ending in a newline)
+    state: tuple[tuple[str, str], ...] = ()  # (name, what it held) of its object arguments, before the
+    # call (prereview_probe.state_repr): part of the inputs, so a `self` that head built differently is
+    # not compared as the same call
 
     def text(self) -> str:
         if self.expr:
             return self.expr
-        name = self.callable.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+        parts = self.callable.rsplit("::", 1)[-1].split(".")
+        name = parts[-1]
+        if name == "__init__" and len(parts) > 1:  # a constructor: called as its class
+            name = parts[-2]
         shown = [r for n, r in self.args if n not in ("self", "cls")]
         return f"{name}({', '.join(shown)})"
 
@@ -106,8 +112,11 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
             args = tuple((str(k), str(v)) for k, v in rec["args"].items())
             mutated = tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items()))
             variant = str(rec.get("variant") or "")
+            state = tuple(sorted((str(k), str(v)) for k, v in rec.get("state", {}).items()))
             for test, seq in rec["at"]:
-                call = Call(rec["callable"], str(test), args, rec["result"], mutated, variant=variant)
+                call = Call(
+                    rec["callable"], str(test), args, rec["result"], mutated, variant=variant, state=state
+                )
                 placed.append((int(seq), call))
         except (KeyError, AttributeError, TypeError, ValueError):
             continue
@@ -115,14 +124,14 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
     return [c for _, c in placed], dropped
 
 
-_Key = tuple[str, str, tuple[tuple[str, str], ...], str, str]
+_Key = tuple[str, str, tuple[tuple[str, str], ...], str, str, tuple[tuple[str, str], ...]]
 
 
 def _keyed(calls: Iterable[Call]) -> dict[tuple[_Key, int], Call]:
     seen: dict[_Key, int] = {}
     out = {}
     for c in calls:
-        k = (c.origin, c.callable, c.args, c.expr, c.variant)
+        k = (c.origin, c.callable, c.args, c.expr, c.variant, _ids(c.state))
         n = seen.get(k, 0)
         seen[k] = n + 1
         out[(k, n)] = c

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import pysyntax
@@ -25,14 +25,12 @@ from ...sandbox import create as create_sandbox
 from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
-from . import compare, generate, harness, judge, objects
+from . import accounts, compare, generate, harness, judge, objects
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
 
-_NO_MODEL = "not judged (no model)"  # judge.decide's reason without a model
-_LATE = "not judged (behaviour.budget_seconds spent)"
 MAX_PACKAGE_MODULES = 200  # modules read for the functions a changed module-level value reaches
 ModelFactory = Callable[[], Model]
 Reader = Callable[[str], "str | None"]
@@ -58,6 +56,7 @@ class BehaviourEvidence:
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
     _listing: list[str] | None = None  # every file at head, read once (see _head_files)
+    words: accounts.Words | None = None  # what the change's author says it does (the judge reads it)
 
     @classmethod
     def prepare(
@@ -80,6 +79,7 @@ class BehaviourEvidence:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
+        stage.words = accounts.gather(change, diff)
         stage.seconds_prepare = time.monotonic() - t0
         return stage
 
@@ -186,7 +186,7 @@ class BehaviourEvidence:
                     deadline=deadline,
                 )
                 for c, why in plan.skipped:
-                    self.skipped.append(f"{c.qualname} ({why})")
+                    self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 if plan.late:
                     self._left_out(
                         plan.late,
@@ -201,6 +201,13 @@ class BehaviourEvidence:
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += more
+                told = {c.key for c, _ in plan.skipped}
+                self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
+        self.notes += _alike(
+            [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
+            [x for x in head_calls if not x.variant and not edited(x.origin)],
+            failing,
+        )
         out: list[Finding] = []
         unjudged: list[Changed] = []
         by_key: dict[str, list[Difference]] = {}  # grouped once: targets × calls is big on big changes
@@ -227,18 +234,17 @@ class BehaviourEvidence:
                     head_line=line,
                     language=self.cfg.review.language,
                     how=self.cfg.behaviour.judge,
+                    words=self.words,
                 )
             out += j.findings
-            self.changes += [
-                replace(x, reason=_LATE) if late and x.reason == _NO_MODEL else x for x in j.changes
-            ]
+            self.changes += j.changes
             self.examples.update(j.examples)
             self.seconds_model += j.seconds_model
         if unjudged:
             self._left_out(
                 unjudged,
                 f"before the model judged the differences of {len(unjudged)} function(s); "
-                "listed as not judged",
+                "reported unchecked against the change's text",
             )
         return out
 
@@ -386,13 +392,56 @@ class BehaviourEvidence:
             )
             for e, inp in zip(examples, given, strict=True):
                 got = next((c for c in calls if c and c.replay == inp and c.text() == e.call), None)
-                want = compare.describe(e.base)
-                if got is None or compare.describe(got.result) != want:
-                    have = compare.describe(got.result) if got else "no result"
+                want = e.before or compare.describe(e.base)  # with what it changed (a constructor's self)
+                have = compare.describe(got.result, got.mutated) if got else "no result"
+                if got is None or have != want:
                     return False, f"with the patch `{e.call}` gives {have}, not base's {want}"
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
+
+
+def _alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
+    """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
+    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
+    counts = {c.key: 0 for c in same}
+    for x in calls:
+        if x.callable in counts and x.origin not in failing:
+            counts[x.callable] += 1
+    alike = [c for c in same if counts[c.key]]
+    only = [c for c in same if not counts[c.key]]
+    out = []
+    if alike:
+        names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
+        n = sum(counts[c.key] for c in alike)
+        out.append(
+            f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
+            "that pass at head"
+        )
+    if only:
+        names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
+        out.append(f"behaviour: {names} not compared: only tests that fail at head reach it")
+    return out
+
+
+def _not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
+    """What was not compared, and why, for each callable no test reaches whose generated calls gave no
+    result either (its class could not be built, its calls did not run): said every time, never silent."""
+    out = []
+    planned = {i.callable for i in inputs}
+    for c in unreached:
+        mine = [x for x in calls if x.callable == c.key]
+        if any(x.result.get("kind") != "unavailable" for x in mine):
+            continue
+        if mine:
+            r = mine[0].result
+            why = f"it could not be called: {r.get('message') or r.get('type')}"
+        elif c.key in planned:
+            why = "its generated calls did not run"
+        else:
+            why = "no input could be built"
+        out.append(f"{c.qualname} (reached by no test; {why})")
+    return out
 
 
 def _replayable(e: judge.Example) -> bool:

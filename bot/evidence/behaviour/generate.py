@@ -62,8 +62,8 @@ def callable_ok(c: Changed) -> str | None:
     """Why the harness cannot call it directly (None: it can)."""
     if "<locals>" in c.qualname:
         return "a nested function (not reachable from its module)"
-    if c.is_method and c.name.startswith("__") and c.name.endswith("__"):
-        return "a special method (only its tests and doctests reach it)"
+    if c.is_method and c.name.startswith("__") and c.name.endswith("__") and c.name != "__init__":
+        return "a special method (only its tests and doctests reach it)"  # `__init__`: through its class
     if c.is_async or c.is_generator:
         return "a coroutine or generator"
     return None
@@ -75,7 +75,8 @@ def call_params(c: Changed) -> tuple[Param, ...]:
 
 
 def _on_instance(c: Changed) -> bool:
-    return c.is_method and bool(c.params) and c.params[0].name == "self"
+    """A method called on a fresh instance (a constructor is called through its class instead)."""
+    return c.is_method and bool(c.params) and c.params[0].name == "self" and c.name != "__init__"
 
 
 def doctests(c: Changed) -> list[Input]:

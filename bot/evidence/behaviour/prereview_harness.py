@@ -215,6 +215,9 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         why = probe.normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
         return [{"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": why}}]
     args, kwargs = values
+    if call["qualname"].endswith(".__init__"):  # a constructor: its effect is the object it builds
+        owner = _resolve(sys.modules[fn.__module__], call["qualname"].rsplit(".", 1)[0])
+        return [_construct(call["id"], owner, args, kwargs, timeout)]
     subjects: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
     if call.get("instance"):
         owner = call["qualname"].rsplit(".", 1)[0]
@@ -224,13 +227,38 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
             why = f"{owner}() failed: {made.get('type', made.get('kind'))}"
             return [{"id": call["id"], "result": {"kind": "unavailable", "type": "instance", "message": why}}]
         inst = box[0]
-        fn = getattr(inst, call["qualname"].rsplit(".", 1)[1])
+        fn = _member(inst, call["qualname"].rsplit(".", 1)[1])
         subjects["self"] = inst
-    before = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
+    before = {k: _shown(a) for k, a in subjects.items()}
     result, _ = _timed(lambda: fn(*args, **kwargs), timeout)
-    after = {k: probe.safe_repr(a, ROOT, LIMIT) for k, a in subjects.items()}
+    after = {k: _shown(a) for k, a in subjects.items()}
     mutated = {k: r for k, r in after.items() if r != before[k]}
     return [{"id": call["id"], "result": result, "mutated": mutated}]
+
+
+def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:
+    """`__init__` called the way code calls it, through its class: None and what `self` holds after."""
+    box: list[Any] = []
+    result, ok = _timed(lambda: box.append(owner(*args, **kwargs)), timeout)
+    if not ok:
+        return {"id": ident, "result": result}
+    return {"id": ident, "result": result, "mutated": {"self": _shown(box[0])}}
+
+
+def _member(inst: Any, name: str) -> Any:
+    """The bound method to call; for a property, a function that reads it (the getter is the callable)."""
+    import functools
+    import inspect
+
+    if isinstance(inspect.getattr_static(type(inst), name, None), (property, functools.cached_property)):
+        return lambda: getattr(inst, name)
+    return getattr(inst, name)
+
+
+def _shown(value: Any) -> str:
+    """What a value holds, for mutation: an object's fields (whatever its repr says), else its repr."""
+    state = probe.state_repr(value, ROOT, LIMIT)
+    return state if state is not None else probe.safe_repr(value, ROOT, LIMIT)
 
 
 def main(argv: list[str]) -> int:

@@ -100,6 +100,33 @@ def safe_repr(value: object, root: str = "", limit: int = 400) -> str:
     return normalise(text, root, limit)
 
 
+_VALUES = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, complex, BaseException)
+
+
+def state_repr(value: object, root: str = "", limit: int = 400) -> str | None:
+    """What an object holds, whatever its own `__repr__` says: `Option(name='x', opts=['-x'])` from its
+    public fields (an object before `__init__` ran: `Option()`); None for values of built-in types, whose
+    repr already shows what they hold. A call's effect on `self` (a constructor's, a method's) and on an
+    argument it mutates is compared in this form."""
+    kind = type(value)
+    if kind.__module__ == "builtins" or isinstance(value, _VALUES):
+        return None
+    try:
+        fields = _fields(value)
+        if not fields:
+            object.__getattribute__(value, "__dict__")  # none: a C type (deque), its repr shows more
+    except Exception:  # noqa: BLE001
+        return None
+    try:
+        _R.budget, _R.nest = MAX_VALUES, 1
+        shown = ", ".join(f"{k}={_R.repr1(v, _R.maxlevel - 1)}" for k, v in fields[:MAX_FIELDS])
+        more = ", ..." if len(fields) > MAX_FIELDS else ""
+        text = f"{kind.__qualname__}({shown}{more})"
+    except Exception as exc:  # noqa: BLE001 (a hostile field must not break the run)
+        text = f"<unrepresentable {kind.__name__}: {type(exc).__name__}>"
+    return normalise(text, root, limit)
+
+
 def exception_record(exc: BaseException, root: str = "", limit: int = 400) -> dict:
     return {"kind": "raise", "type": type(exc).__name__, "message": normalise(str(exc), root, limit)}
 

@@ -5,7 +5,10 @@ the environment variable PREREVIEW_TRACE_SPEC says what to record:
   {"targets": {"pkg/mod.py": ["f", "C.m"]}, "out": "trace.jsonl", "max_calls": 1000, "per_test": 8,
    "max_repr": 400}
 For each call of a target: the test id, the call's place in the run, the argument reprs, the return value
-repr or the exception (type and message), and the arguments whose repr changed during the call (mutation).
+repr or the exception (type and message), and the arguments the call changed (mutation): for an object
+of a project class (`self` of a method or a constructor among them) what its public fields hold after
+the call (`probe.state_repr`, whatever its own `__repr__` shows), for other values their repr. A
+constructor's effect is the object it builds; a property's getter is traced as `Class.name`.
 Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own path). At most `per_test`
 calls per test and callable are kept, so a test that loops does not use up `max_calls` and the calls of
 later tests (often the unusual inputs) are seen too. Calls with the same inputs and outcome are written
@@ -114,6 +117,7 @@ class Recorder:
                 "callable": key,
                 "args": {k: probe.safe_repr(v, _ROOT, self.limit) for k, v in args.items()},
                 "_objs": args,
+                "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
             if self.variants and self.n_variants < self.max_variants:
                 self._vary(frame, key, self._open[id(frame)]["args"])
@@ -234,9 +238,17 @@ class Recorder:
             return
         self._busy = True
         try:
-            objs = rec.pop("_objs")
+            objs, states = rec.pop("_objs"), rec.pop("_states")
+            held = {k: v for k, v in states.items() if v is not None}
+            if held:  # part of the inputs: an object that held other values at head is another input
+                rec["state"] = held
             mutated = {}
             for k, v in objs.items():
+                if states.get(k) is not None:  # an object: what it holds, not what its repr says
+                    after = probe.state_repr(v, _ROOT, self.limit)
+                    if after != states[k]:
+                        mutated[k] = after
+                    continue
                 after = probe.safe_repr(v, _ROOT, self.limit)
                 if after != rec["args"][k]:
                     mutated[k] = after

@@ -1,0 +1,311 @@
+"""The behaviour rules as data: one row per rule (id, severity, oracle, why, origin), in the order the judge
+tries them (judge.py iterates over `RULES`; bench/rulehits.py prints each rule's hits per corpus).
+
+An oracle takes the changed callable and its differences (base against head on the same inputs) and
+returns the differences it fires on, clearest first, or [] when it does not fire. A `report` rule makes a
+finding of them; a `list` rule lists the differences as intended (its `why` is the reason). Among the
+plain rules the first that fires decides; the variant rules (calls from the tests made again with an
+argument varied) only add a finding where no plain rule or the model made one. Rows without an oracle
+are decided elsewhere (the model's question in judge.decide, a new callable in judge.judge_new): they are
+here so every rule a finding can carry has its row and its origin.
+
+`origin` says where a rule came from, honestly: a general oracle (a new exception, a lost return value)
+holds for any code; a rule shaped by a studied case names it. A rule earns its place when it hits on
+cases from at least three projects, or is a general oracle (issue 26); `general` marks the latter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ... import pysyntax
+from .callables import Changed
+from .compare import Difference
+
+Oracle = Callable[[Changed, Sequence[Difference]], list[Difference]]
+
+_ORIGIN_RANK = {"doctest": 0, "boundary": 1, "model": 2, "hypothesis": 3}
+
+
+def clearest(diffs: Sequence[Difference]) -> list[Difference]:
+    """Examples a reader takes in fastest: tests and docstrings first, then short calls."""
+    return sorted(diffs, key=lambda d: (_ORIGIN_RANK.get(d.origin, -1), len(d.call) + len(d.before)))
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # the finding's rule_id
+    severity: str  # of its finding ("info" for a `list` rule)
+    oracle: Oracle | None  # None: decided outside the table (see the module docstring)
+    why: str  # what it holds, told in the finding (or the listed reason); `{want}`: the docstring's value
+    origin: str  # the case or idea it came from
+    general: bool = False  # a plain general oracle, true of any code
+    action: str = "report"  # "report" | "list"
+    kind: str = "plain"  # the differences it sees: "plain" | "wrapped" (argument in a proxy) | "line break"
+    show: int = 2  # examples shown in the finding
+    category: str = "bug"
+    cwe: str | None = None
+
+
+# ---------------------------------------------------------------- the oracles
+
+
+def new_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Head raises, hangs or crashes where base returned (two of those, then one other difference)."""
+    failed = clearest([d for d in diffs if d.head_failed])
+    return failed[:2] + clearest([d for d in diffs if not d.head_failed])[:1] if failed else []
+
+
+def restores(r: dict[str, Any]) -> bool:
+    """A nesting result whose inner exit restores the outer block's state and outer exit the first."""
+    states = r.get("states")
+    if r.get("kind") != "return" or not isinstance(states, list) or len(states) != 5:
+        return False
+    return bool(states[3] == states[1] and states[4] == states[0])
+
+
+def nesting_broken(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    return [d for d in diffs if d.origin == "nesting" and restores(d.base) and not restores(d.head)]
+
+
+def nesting_mended(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    mended = [d for d in diffs if d.origin == "nesting" and restores(d.head) and not restores(d.base)]
+    return mended if mended and len(mended) == len(diffs) else []
+
+
+def holds(want: str | None, r: dict[str, Any]) -> bool:
+    """Does a result print what a doctest example expects? Literals compare as values (quote style, line
+    wrapping): `["a"]` holds for `['a']`."""
+    want = (want or "").strip()
+    if r.get("kind") == "return":
+        got = str(r.get("repr"))
+        if got.strip() == want or (got == "None" and want == ""):
+            return True
+        try:
+            return bool(pysyntax.literal_eval(got) == pysyntax.literal_eval(want))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
+    if r.get("kind") == "raise":
+        return want.startswith("Traceback") and str(r.get("type")) in want
+    return False
+
+
+def example_broken(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    return [d for d in diffs if d.want is not None and holds(d.want, d.base) and not holds(d.want, d.head)]
+
+
+def example_holds(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    fixed = [d for d in diffs if d.want is not None and holds(d.want, d.head) and not holds(d.want, d.base)]
+    return clearest(diffs) if fixed else []
+
+
+def speaks_of_none(c: Changed) -> bool:
+    return "None" in c.docstring or " none" in c.docstring.lower()
+
+
+def lost_result(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Base returned a value and head returns None, changing no argument instead (not an in-place API)."""
+
+    def one(d: Difference) -> bool:
+        if d.base.get("kind") != "return" or d.head.get("kind") != "return" or d.head.get("repr") != "None":
+            return False
+        return d.base.get("repr") != "None" and " and changes " not in d.after and not speaks_of_none(c)
+
+    return clearest([d for d in diffs if one(d)])
+
+
+def lost_message(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """The same exception type raised (or built and returned) on both sides, with a message at base and an
+    empty one at head: `str(error)` says nothing now."""
+
+    def one(d: Difference) -> bool:
+        b, h = d.base, d.head
+        if b.get("kind") != h.get("kind") or b.get("kind") not in ("return", "raise"):
+            return False
+        if b.get("kind") == "raise" and b.get("type") != h.get("type"):
+            return False
+        if "message" not in b or "message" not in h:  # a returned value that is not an exception
+            return False
+        return bool(str(b.get("message") or "").strip()) and not str(h.get("message") or "").strip()
+
+    return clearest([d for d in diffs if one(d)])
+
+
+def gained_result(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Each difference: base returned None (changing nothing) and head returns a value, and the docstring
+    never speaks of None: the new code completes what the old one left undone."""
+
+    def one(d: Difference) -> bool:
+        if d.base.get("kind") != "return" or d.base.get("repr") != "None" or d.head.get("kind") != "return":
+            return False
+        return d.head.get("repr") != "None" and not speaks_of_none(c)
+
+    gained = [d for d in diffs if one(d)]
+    return clearest(gained) if gained and len(gained) == len(diffs) else []
+
+
+def wrapped_fails(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Only head failing where base returned counts (a wrapper prints differently)."""
+    return clearest([d for d in diffs if d.head_failed])
+
+
+def lets_break_through(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Base rejected the value with a line break, head accepts it and passes it on: a check's answer
+    (None, True) or a result that still holds the break (head stripping it now is not letting it
+    through)."""
+
+    def one(d: Difference) -> bool:
+        if d.base.get("kind") != "raise" or d.head.get("kind") != "return":
+            return False
+        got = str(d.head.get("repr"))
+        return got in ("None", "True") or "\\n" in got
+
+    return clearest([d for d in diffs if one(d)])
+
+
+# ---------------------------------------------------------------- the table
+
+_WRAPPED_WHY = (
+    "Before this change it also took an object that forwards attribute access to the test's argument "
+    "(as file, stream and lazy-object wrappers do); now it fails on one. An `isinstance` check of an ABC "
+    "or a Protocol, or a special method looked up on the type, does not see through such wrappers; "
+    "`hasattr` does."
+)
+_BREAK_WHY = (
+    "Before this change it rejected the test's value with a line break at its end; now it lets it "
+    "through, so a CR/LF can reach a header, a log line or a protocol field (CRLF injection). In a "
+    "regex, `$` also matches before a final newline: anchor with `\\Z` (or use `fullmatch`)."
+)
+_NESTING_WHY = (
+    "The values are before the outer block, in it, in the inner block, back in the outer block and after "
+    "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
+    "outer block goes on with the state from before both (save the old value on entry and restore it "
+    "on exit)."
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "behaviour/new-failure",
+        "high",
+        new_failure,
+        "It raises, hangs or crashes now on an input it handled before.",
+        "general oracle: a new exception, hang or crash on an input the old code handled",
+        general=True,
+        show=3,
+    ),
+    Rule(
+        "behaviour/nesting",
+        "medium",
+        nesting_broken,
+        _NESTING_WHY,
+        "attrs af9c510 (validators.disabled() nested); the idea: a context manager restores what it found",
+        show=1,
+    ),
+    Rule(
+        "behaviour/nesting-restored",
+        "info",
+        nesting_mended,
+        "used inside itself, it now puts back the state it found (it did not before)",
+        "the reverse of behaviour/nesting",
+        action="list",
+        show=3,
+    ),
+    Rule(
+        "behaviour/docstring-example",
+        "medium",
+        example_broken,
+        "Its docstring expects `{want}`.",
+        "general oracle: the callable's own documented example is its spec",
+        general=True,
+    ),
+    Rule(
+        "behaviour/docstring-example-holds",
+        "info",
+        example_holds,
+        "the docstring's example holds now (it did not before the change)",
+        "the reverse of behaviour/docstring-example",
+        general=True,
+        action="list",
+        show=3,
+    ),
+    Rule(
+        "behaviour/lost-result",
+        "medium",
+        lost_result,
+        "It returns None now where it returned a value.",
+        "general oracle: a lost return value (a missing `return`)",
+        general=True,
+    ),
+    Rule(
+        "behaviour/lost-message",
+        "medium",
+        lost_message,
+        "The exception has no message now where it had one.",
+        "attrs FrozenError (a class attribute `args` shadowing the message); general: an error that "
+        "said what went wrong says nothing now",
+        general=True,
+    ),
+    Rule(
+        "behaviour/returns-a-value-now",
+        "info",
+        gained_result,
+        "it returns a value now where it returned None before",
+        "the reverse of behaviour/lost-result",
+        general=True,
+        action="list",
+        show=3,
+    ),
+    Rule(
+        "behaviour/changed-result",
+        "medium",
+        None,
+        "the change's words do not account for it and blind comparisons in both orders prefer the old "
+        "results (judge.decide)",
+        "general: any other difference, put to the model",
+        general=True,
+    ),
+    Rule(
+        "behaviour/unexplained",
+        "low",
+        None,
+        "The change's title, description, commit messages and documentation do not say it now does this: "
+        "is this intended?",
+        "issue 26: the small model can tell whether the change's own words account for a difference",
+        general=True,
+    ),
+    Rule(
+        "behaviour/accepts-line-break",
+        "medium",
+        lets_break_through,
+        _BREAK_WHY,
+        "requests bc7dd0f (header regexes `\\Z` -> `$`); the idea: CRLF injection through `$`",
+        kind="line break",
+        category="security",
+        cwe="CWE-93",
+    ),
+    Rule(
+        "behaviour/wrapped-input",
+        "medium",
+        wrapped_fails,
+        _WRAPPED_WHY,
+        "requests 6404f34 (stream detection on a proxied iterator); the idea: duck typing lost to isinstance",
+        kind="wrapped",
+    ),
+    Rule(
+        "behaviour/new-callable",
+        "medium",
+        None,
+        "a new function fails its own docstring example, hangs, crashes or raises an always-a-bug error",
+        "general oracle: a new function's documented example, a hang or crash (judge.judge_new)",
+        general=True,
+    ),
+)
+
+BY_ID = {r.id: r for r in RULES}
+
+
+def applicable(kind: str) -> list[Rule]:
+    """The rules with an oracle for this kind of difference, in the judge's order."""
+    return [r for r in RULES if r.oracle is not None and r.kind == kind]
