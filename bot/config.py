@@ -320,6 +320,15 @@ class ServerConfig(_Section):
     retry_seconds: float = Field(10.0, description="Backoff step between attempts of a failed job")
     job_attempts: int = Field(3, ge=1, description="Attempts per job (a killed worker counts as one)")
     reap_seconds: float = Field(5.0, description="How often each worker looks for jobs of dead workers")
+    job_timeout_seconds: float = Field(
+        3600.0, ge=0, description="Wall-clock limit per job; past it the job fails with a reply (0: none)"
+    )
+    job_timeout_grace: float = Field(
+        30.0, gt=0, description="Seconds a job has to stop after its limit before its worker is replaced"
+    )
+    store_retry_seconds: float = Field(
+        120.0, ge=0, description="How long a job's final writes are retried while the queue store fails"
+    )
     ask_max_tokens: int = Field(400, description="Completion tokens for an /ask answer")
 
 

@@ -14,6 +14,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from .queue import DURATION_BUCKETS, JobQueue
 
 OUTCOMES = ("done", "coalesced", "retried", "failed")
+# Why a job failed for good: a user-fixable error, an internal error after every attempt, its time limit,
+# or a worker that died on every attempt.
+FAILED_REASONS = ("error", "crash", "timeout", "lost")
 
 
 class QueueCollector:
@@ -29,6 +32,22 @@ class QueueCollector:
         for outcome in OUTCOMES:
             jobs.add_metric([outcome], n(f"m:jobs:{outcome}", 0))
         yield jobs
+        failed = CounterMetricFamily(
+            "prereview_jobs_failed", "Jobs failed for good, by reason", labels=["reason"]
+        )
+        for reason in FAILED_REASONS:
+            failed.add_metric([reason], n(f"m:failed:{reason}", 0))
+        yield failed
+        yield CounterMetricFamily(
+            "prereview_jobs_timed_out",
+            "Jobs stopped at their wall-clock limit (server.job_timeout_seconds)",
+            n("m:jobs:timeout", 0),
+        )
+        yield CounterMetricFamily(
+            "prereview_store_errors",
+            "Queue-store errors met by workers (reported once the store answers again)",
+            n("m:store_errors", 0),
+        )
         buckets = [(f"{b:g}", float(n(f"m:duration_le:{b:g}", 0))) for b in DURATION_BUCKETS]
         count = float(n("m:duration_count", 0))
         yield HistogramMetricFamily(

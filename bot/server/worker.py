@@ -18,7 +18,7 @@ from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
-from ..types import ChangeRequest, PrereviewError
+from ..types import ChangeRequest
 from . import chatops, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
@@ -74,12 +74,13 @@ class ForgeRunner:
         handler = getattr(self, f"_{job.kind}", None)
         if handler is None:
             handler = self._help
-        try:
-            return handler(job, forge)  # type: ignore[no-any-return]
-        except PrereviewError as exc:  # e.g. a broken .prereview.yml: say so on the PR, don't retry
-            if job.comment_id is not None:
-                forge.reply(f"prereview could not run `{job.kind}`: {_escape(str(exc))}", job.comment_id)
-            raise
+        return handler(job, forge)  # type: ignore[no-any-return]
+
+    def fail(self, job: Job, why: str) -> None:
+        """The job failed for good (a broken .prereview.yml, an error after every attempt, its time
+        limit): one line to whoever asked, or on the PR for an automatic review."""
+        forge = MaskedSession(self._sessions(job, self.cfg, self.secrets), self._masking)
+        forge.reply(f"prereview could not run `{job.kind}`: {_escape(why)}", job.comment_id)
 
     def _help(self, job: Job, forge: ForgeSession) -> None:
         forge.reply(chatops.help_text(self.cfg.server.command_prefix), job.comment_id)
