@@ -286,6 +286,9 @@ class ServerConfig(_Section):
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
     max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
+    max_unverified_bytes: int = Field(
+        20_000_000, ge=1, description="Webhook bodies being received at once, in bytes (503 beyond)"
+    )
     rate_limit_per_minute: int = Field(30, description="Accepted events per repo per minute (429 beyond)")
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
     header_timeout: float = Field(

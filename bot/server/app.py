@@ -50,20 +50,33 @@ class Server:
     metrics: Metrics
     # GitLab/Gitea: may this command's author run it? None: left to the worker (tests, no token).
     authorize: Callable[[Job], bool] | None = None
+    reading: int = 0  # bytes of bodies being received, all requests together (one event loop: no lock)
 
     async def body(self, request: Request) -> bytes:
-        """The raw body, within the size cap and the request timeout."""
-        cap = self.cfg.max_body_bytes
+        """The raw body, within the size cap and the request timeout. Bodies are read before their
+        signature can be checked, so all of them together get `max_unverified_bytes`: a request whose
+        Content-Length does not fit is answered 503 before a byte of it is read."""
+        cap, room = self.cfg.max_body_bytes, self.cfg.max_unverified_bytes
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > cap:
             raise _Reject(413, f"body over {cap} bytes")
+        held = int(length) if length.isdigit() else 0
+        if self.reading + held > room:
+            raise _Reject(503, "too many webhook bodies being received; try again shortly")
+        self.reading += held
 
         async def read() -> bytes:
+            nonlocal held
             chunks, size = [], 0
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > cap:
                     raise _Reject(413, f"body over {cap} bytes")
+                if size > held:  # no or a wrong Content-Length: count what arrives
+                    if self.reading + size - held > room:
+                        raise _Reject(503, "too many webhook bodies being received; try again shortly")
+                    self.reading += size - held
+                    held = size
                 chunks.append(chunk)
             return b"".join(chunks)
 
@@ -71,6 +84,8 @@ class Server:
             return await asyncio.wait_for(read(), self.cfg.request_timeout)
         except asyncio.TimeoutError:
             raise _Reject(408, "body not received in time") from None
+        finally:
+            self.reading -= held
 
     def accept(self, event: Event | None, delivery: str) -> tuple[int, str, str | None]:
         """(status, reason, job id) for a verified event. Runs in a thread: the store calls block."""
@@ -83,8 +98,6 @@ class Server:
         decision = policy.decide(event, self.cfg, paused=self.state.paused(pr_key), delivery=delivery)
         if decision.job is None:
             return 200, decision.reason, None
-        if not self.state.within_rate(f"{event.forge}:{event.repo}", self.cfg.rate_limit_per_minute):
-            return 429, "rate limit for this repository; try again in a minute", None
         if delivery and not self.state.first_delivery(event.forge, delivery):
             return 200, "duplicate delivery", None
         # A replay under a new delivery id (re-signed, or resent by hand) is the same event: same comment
@@ -92,6 +105,13 @@ class Server:
         event_key = events.identity(event)
         if not self.state.first_event(event.forge, event_key):
             return 200, "duplicate event", None
+        # Only accepted, distinct events count against the repository's rate: a replayed delivery cannot
+        # keep a repository blocked, and a refused one is let through when the forge sends it again.
+        if not self.state.within_rate(f"{event.forge}:{event.repo}", self.cfg.rate_limit_per_minute):
+            if delivery:
+                self.state.forget_delivery(event.forge, delivery)
+            self.state.forget_event(event.forge, event_key)
+            return 429, "rate limit for this repository; try again in a minute", None
         job, reason = self._authorized(decision.job, decision.reason)
         try:
             job_id = self.queue.submit(job)
