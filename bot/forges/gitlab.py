@@ -84,16 +84,27 @@ class GitLabForge:
         return self._project().mergerequests.get(iid, lazy=True)
 
     def _call(
-        self, what: str, fn: Callable[..., T], *args: Any, expect: tuple[int, ...] = (), **kwargs: Any
+        self,
+        what: str,
+        fn: Callable[..., T],
+        *args: Any,
+        expect: tuple[int, ...] = (),
+        landed: Callable[[], T | None] | None = None,
+        **kwargs: Any,
     ) -> T:
         """Run one API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
-        except the status codes in `expect`, which the caller handles (python-gitlab's exception)."""
+        except the status codes in `expect`, which the caller handles (python-gitlab's exception).
+
+        A write that is not idempotent passes `landed`: before it is sent again, what GitLab holds is read
+        back, and when the first try landed (its response was lost) that is returned instead."""
         import gitlab.exceptions as glexc
         import requests
 
         delay = 1.0
         for attempt in range(self._retries + 1):
             try:
+                if attempt and landed is not None and (found := landed()) is not None:
+                    return found
                 return fn(*args, **kwargs, **_ONCE)
             except glexc.GitlabError as exc:
                 code = exc.response_code
@@ -258,8 +269,17 @@ class GitLabForge:
             data["position"] = position
         import gitlab.exceptions as glexc
 
+        def landed() -> Any:
+            for d in reversed(self._mr(iid).discussions.list(get_all=True, **_ONCE)):
+                notes = d.attributes.get("notes") or [{}]
+                if (notes[0].get("body") or "").strip() == body.strip():
+                    return d
+            return None
+
         try:
-            created = self._call("create a discussion", self._mr(iid).discussions.create, data, expect=(400,))
+            created = self._call(
+                "create a discussion", self._mr(iid).discussions.create, data, expect=(400,), landed=landed
+            )
         except glexc.GitlabError as exc:  # 400, e.g. Note {:line_code=>["can't be blank", ...]}
             raise Rejected(str(exc.error_message)) from None
         return dict(created.attributes)
@@ -270,7 +290,13 @@ class GitLabForge:
         )
 
     def create_note(self, iid: int, body: str) -> dict[str, Any]:
-        return dict(self._call("create a note", self._mr(iid).notes.create, {"body": body}).attributes)
+        def landed() -> Any:
+            found = [n for n in self._mr(iid).notes.list(get_all=True, **_ONCE) if _same(n, body)]
+            return found[-1] if found else None
+
+        return dict(
+            self._call("create a note", self._mr(iid).notes.create, {"body": body}, landed=landed).attributes
+        )
 
     def update_note(self, iid: int, note_id: int, body: str) -> None:
         self._call("update a note", self._mr(iid).notes.update, note_id, {"body": body})
@@ -283,7 +309,16 @@ class GitLabForge:
     def reply_to_discussion(self, iid: int, discussion_id: str, body: str) -> None:
         """POST …/discussions/:discussion_id/notes: an answer inside a thread."""
         discussion = self._mr(iid).discussions.get(discussion_id, lazy=True)
-        self._call("reply in a discussion", discussion.notes.create, {"body": body})
+
+        def landed() -> Any:
+            for thread in self._mr(iid).discussions.list(get_all=True, **_ONCE):
+                if str(thread.get_id()) == str(discussion_id):
+                    notes = thread.attributes.get("notes") or []
+                    mine = [n for n in notes if (n.get("body") or "").strip() == body.strip()]
+                    return mine[-1] if mine else None
+            return None
+
+        self._call("reply in a discussion", discussion.notes.create, {"body": body}, landed=landed)
 
     def update_merge_request(self, iid: int, data: dict[str, Any]) -> None:
         """PUT /projects/:id/merge_requests/:iid (e.g. the description, for `/describe --update`)."""
@@ -293,6 +328,10 @@ class GitLabForge:
         """React to a note (e.g. 👀 on a `/review` command)."""
         note = self._mr(iid).notes.get(note_id, lazy=True)
         self._call("award an emoji", note.awardemojis.create, {"name": name})
+
+
+def _same(note: Any, body: str) -> bool:
+    return str(note.attributes.get("body") or "").strip() == body.strip()
 
 
 def _has(repo: Path, sha: str) -> bool:

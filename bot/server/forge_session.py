@@ -151,7 +151,7 @@ class GitHubSession(_GitOverHttps):
             if comment_id in replied_to([c.body for c in self.api.review_comments(self.job.number)]):
                 return  # a retried job: already answered
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
-        self.api.request("POST", f"/pulls/{self.job.number}/comments/{int(thread)}/replies", {"body": text})
+        self.api.reply_to_review_comment(self.job.number, int(thread), text)
 
     def describe(self, block: str, into_description: bool) -> None:
         from ..publish.github import GitHubPublisher
