@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from ..change import git
 from ..change.diff import Hunk, parse, to_text
-from ..types import ChangeRef, ChangeRequest, PrereviewError
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
@@ -140,7 +140,11 @@ class GitHubAPI:
             except GithubException as exc:
                 wait = retry_wait(exc, attempt)
                 if wait is None or last or wait > MAX_WAIT_SECONDS:
-                    if exc.status in (401, 403, 404) and write:
+                    if wait is not None and exc.status in (403, 429):  # a rate limit, not a permission
+                        raise Throttled(_describe_limit(exc, wait), retry_after=wait) from None
+                    if exc.status == 404 and write:
+                        raise PrereviewError(_describe_gone(exc, self.repo_name)) from None
+                    if exc.status in (401, 403) and write:
                         raise PermissionDenied(_describe(exc)) from None
                     if exc.status in (401, 403, 404):
                         raise PrereviewError(_describe_read(exc, self.repo_name)) from None
@@ -149,7 +153,7 @@ class GitHubAPI:
             except requests.ConnectionError as exc:
                 if last:
                     why = f"cannot reach the GitHub API at {self.api_url} ({type(exc).__name__})"
-                    raise PrereviewError(f"{why}; check GITHUB_API_URL") from None
+                    raise Throttled(f"{why}; check GITHUB_API_URL", retry_after=60.0) from None
                 self._sleep(float(2**attempt))
         raise AssertionError("unreachable")
 
@@ -339,6 +343,24 @@ def _describe(exc: Any) -> str:
     return (
         f"GitHub refused a write ({exc.status}: {msg}); give the token `pull-requests: write` "
         "(a fork PR's token is read-only)"
+    )
+
+
+def _describe_limit(exc: Any, wait: float) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub's rate limit for this token is used up ({exc.status}: {msg}); it allows calls again in "
+        f"{wait:.0f} s (more than the {MAX_WAIT_SECONDS:.0f} s prereview waits in one go)"
+    )
+
+
+def _describe_gone(exc: Any, repo: str) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub answered 404 ({msg}) to a write in {repo}: the pull request, comment or thread it "
+        "targets no longer exists (deleted, or the PR closed), or the token cannot see the repository"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..change import git
-from ..types import ChangeRef, ChangeRequest, PrereviewError
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
 from .protocols import DiffRefs, PermissionDenied, Rejected
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_WAIT_SECONDS = 120.0  # the longest `Retry-After` waited in one go; beyond, the job is re-queued
 # python-gitlab would otherwise sleep on 429 by itself; we retry in one place instead.
 _ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
@@ -54,6 +55,7 @@ class GitLabForge:
         self._sleep = sleep
         self._gl: gitlab.Gitlab | None = None
         self._own: str | None = None
+        self._retry_after: float | None = None  # the last refusal's Retry-After, in seconds
 
     def __repr__(self) -> str:  # never show the token
         return f"GitLabForge({self.url!r}, project={self.project!r})"
@@ -75,7 +77,13 @@ class GitLabForge:
                 timeout=self._timeout,
                 keep_base_url=True,
             )
+            self._gl.session.hooks["response"].append(self._note_retry_after)
         return self._gl
+
+    def _note_retry_after(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        after = str(response.headers.get("Retry-After") or "").strip()
+        if response.status_code in RETRY_STATUS:
+            self._retry_after = float(after) if after.isdigit() else None
 
     def _project(self) -> Project:
         return self._client().projects.get(self.project, lazy=True)
@@ -102,16 +110,19 @@ class GitLabForge:
 
         delay = 1.0
         for attempt in range(self._retries + 1):
+            wait = delay
             try:
                 if attempt and landed is not None and (found := landed()) is not None:
                     return found
+                self._retry_after = None
                 return fn(*args, **kwargs, **_ONCE)
             except glexc.GitlabError as exc:
                 code = exc.response_code
                 if code in expect:
                     raise
-                if code not in RETRY_STATUS or attempt == self._retries:
-                    raise self._explain(what, code, attempt + 1, str(exc.error_message)) from None
+                wait = self._retry_after if self._retry_after is not None else delay
+                if code not in RETRY_STATUS or attempt == self._retries or wait > MAX_WAIT_SECONDS:
+                    raise self._explain(what, code, attempt + 1, str(exc.error_message), wait) from None
             except requests.exceptions.SSLError:
                 raise PrereviewError(
                     f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
@@ -119,18 +130,27 @@ class GitLabForge:
                 ) from None
             except requests.exceptions.ConnectionError:
                 if attempt == self._retries:
-                    raise PrereviewError(
-                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network"
+                    raise Throttled(
+                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network",
+                        retry_after=60.0,
                     ) from None
-            self._sleep(delay)
+            self._sleep(wait)
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
 
-    def _explain(self, what: str, code: int | None, tries: int, message: str) -> PrereviewError:
+    def _explain(
+        self, what: str, code: int | None, tries: int, message: str, wait: float = 60.0
+    ) -> PrereviewError:
+        if code == 429:
+            return Throttled(
+                f"GitLab's rate limit refused {what} {tries} time(s) (429); it asks to wait {wait:.0f} s",
+                retry_after=max(wait, 1.0),
+            )
         if code in RETRY_STATUS:
-            return PrereviewError(
+            return Throttled(
                 f"GitLab answered {code} to {what} {tries} time(s); it is overloaded or down, "
-                "run the job again later"
+                "run the job again later",
+                retry_after=max(wait, 60.0),
             )
         if code in (401, 403):
             return PermissionDenied(

@@ -15,8 +15,8 @@ from .queue import DURATION_BUCKETS, JobQueue
 
 OUTCOMES = ("done", "coalesced", "retried", "failed")
 # Why a job failed for good: a user-fixable error, an internal error after every attempt, its time limit,
-# or a worker that died on every attempt.
-FAILED_REASONS = ("error", "crash", "timeout", "lost")
+# a worker that died on every attempt, or a forge rate-limiting or down through every attempt.
+FAILED_REASONS = ("error", "crash", "timeout", "lost", "forge")
 
 
 class QueueCollector:

@@ -30,7 +30,7 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.storage import RedisStorage, SqliteStorage
 
 from ..config import ServerConfig
-from ..types import PrereviewError
+from ..types import PrereviewError, Throttled
 from .joblimit import JobTimeout, descendants, kill_descendants, public_reason, wall_clock_limit
 from .jobs import Job
 from .ledger import JOB, Lease, Ledger, owner_id
@@ -209,6 +209,11 @@ class JobQueue(Recovery):
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
                 self._end_timed_out(job, rec, lease, limit)
+            return
+        except Throttled as exc:  # a forge's rate limit or outage: try again when it says
+            log.warning("job %s (%s %s) waits for the forge: %s", job.id, job.kind, job.pr_key, exc)
+            said, wait = public_reason(exc), min(max(exc.retry_after, self.cfg.retry_seconds), 3600.0)
+            self._store(lambda: self._fail(rec, final=False, why=said, reason="forge", delay=wait), "failing")
             return
         except PrereviewError as exc:  # user-fixable: retrying cannot help
             log.warning("job %s (%s %s) failed: %s", job.id, job.kind, job.pr_key, exc)
