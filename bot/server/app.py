@@ -11,6 +11,7 @@ import contextlib
 import fnmatch
 import json
 import logging
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
@@ -24,10 +25,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..config import ServerConfig
-from . import events, policy, verify
+from . import events, health, policy, verify
 from .events import Event
 from .jobs import Job
 from .metrics import Metrics
+from .pool import WorkerPool
 from .queue import JobQueue
 from .secrets import Secrets
 from .state import ServerState
@@ -51,6 +53,7 @@ class Server:
     # GitLab/Gitea: may this command's author run it? None: left to the worker (tests, no token).
     authorize: Callable[[Job], bool] | None = None
     reading: int = 0  # bytes of bodies being received, all requests together (one event loop: no lock)
+    pool: WorkerPool | None = None  # the worker pool `serve` supervises, if any
 
     async def body(self, request: Request) -> bytes:
         """The raw body, within the size cap and the request timeout. Bodies are read before their
@@ -245,8 +248,22 @@ def create_app(server: Server) -> Starlette:
         )
 
     async def healthz(request: Request) -> Response:
-        depth = await run_in_threadpool(server.queue.depth)
+        """Liveness: this process answers, and the worker pool it supervises (if any) is not stuck down."""
+        problem = server.pool.problem() if server.pool is not None else None
+        if problem is not None:
+            return JSONResponse({"status": problem}, status_code=503)
+        try:
+            depth = await run_in_threadpool(server.queue.depth)
+        except Exception as exc:  # the store is down: still alive, not ready (/readyz says so)
+            return JSONResponse({"status": "ok", "store": type(exc).__name__})
         return JSONResponse({"status": "ok", "queue_depth": depth})
+
+    async def readyz(request: Request) -> Response:
+        """Readiness: a review asked now would be done (worker alive, store writable, model loaded)."""
+        ready, checks = await run_in_threadpool(health.readiness, server.queue, time.time())
+        return JSONResponse(
+            {"status": "ready" if ready else "not ready", **checks}, status_code=200 if ready else 503
+        )
 
     async def metrics(request: Request) -> Response:
         data = await run_in_threadpool(generate_latest, server.metrics.registry)
@@ -270,6 +287,7 @@ def create_app(server: Server) -> Starlette:
             Route("/webhooks/gitlab", gitlab, methods=["POST"]),
             Route("/webhooks/gitea", gitea, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],
     )

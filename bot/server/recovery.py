@@ -20,6 +20,7 @@ from .storeops import StoreErrors, survive
 log = logging.getLogger("prereview.queue")
 
 FAILED_KEPT_SECONDS = 7 * 86400  # failed job records stay this long (for inspection)
+WORKER = "worker:"  # worker:<host>:<pid> -> {"at": last heartbeat, "model": its model's state}
 
 
 class Recovery:
@@ -31,9 +32,19 @@ class Recovery:
     store_errors: StoreErrors
     _unreleased: list[Lease]
     _clock: Callable[[], float]
+    model_state: str = "not checked"  # this worker process's model: "ok", "loading…" or "error: …"
 
     def _fail(self, rec: dict[str, Any], *, final: bool, delay: float | None = None) -> None:
         raise NotImplementedError
+
+    def runner(self) -> Any:
+        raise NotImplementedError
+
+    def probe_model(self) -> None:
+        """Load this worker's model now, so that a broken model shows in /readyz before a job meets it."""
+        self.model_state = "loading"
+        ready = getattr(self.runner(), "ready", None)
+        self.model_state = "ok" if ready is None else str(ready())
 
     def _release_left_over(self) -> None:
         while self._unreleased:
@@ -115,11 +126,20 @@ class Recovery:
         finally:
             self.ledger.release(lease)
 
+    def beat(self) -> None:
+        """This worker process is alive (for /readyz and /metrics); workers gone a day are forgotten."""
+        now = self._clock()
+        self.ledger.put(WORKER + owner_id(), {"at": now, "model": self.model_state})
+        for key, rec in list(self.ledger.items(WORKER)):
+            if now - float(rec.get("at", 0)) > 86400:
+                self.ledger.delete(key)
+
     def start_reaper(self, interval: float) -> threading.Event:
         """Reap now and then every `interval` seconds in a daemon thread (one per worker process)."""
         stop = threading.Event()
 
         def round() -> None:
+            self.beat()
             self._release_left_over()
             self.reap()
             self.store_errors.flush(self.ledger.count)

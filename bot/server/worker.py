@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
@@ -22,8 +24,10 @@ from ..types import ChangeRequest
 from . import chatops, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
+from .joblimit import public_reason
 from .jobs import Job
 from .masking import MaskedLazyModel, MaskedSession, Masking
+from .pool import die_with_parent
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
 from .state import ServerState
@@ -75,6 +79,14 @@ class ForgeRunner:
         if handler is None:
             handler = self._help
         return handler(job, forge)  # type: ignore[no-any-return]
+
+    def ready(self) -> str:
+        """Load the model (once per process): "ok", or "error: <why>" for /readyz."""
+        try:
+            self.model()
+        except Exception as exc:
+            return f"error: {public_reason(exc)}"
+        return "ok"
 
     def fail(self, job: Job, why: str) -> None:
         """The job failed for good (a broken .prereview.yml, an error after every attempt, its time
@@ -229,6 +241,7 @@ def run_consumer(queue: JobQueue, workers: int) -> None:
     @huey.on_startup()
     def _reaper() -> None:
         queue.start_reaper(queue.cfg.reap_seconds)
+        queue.probe_model()
 
     consumer = huey.create_consumer(
         workers=workers,
@@ -239,4 +252,13 @@ def run_consumer(queue: JobQueue, workers: int) -> None:
         max_delay=0.5,
         health_check_interval=1,
     )
+    # huey's worker and scheduler processes never outlive this consumer (an idle huey worker ignores
+    # SIGTERM; a job a killed worker held is retried by the reaper).
+    init_child, consumer_pid = consumer.environment.init_child, os.getpid()
+
+    def init(process: Any) -> None:
+        init_child(process)
+        die_with_parent(consumer_pid, signal.SIGKILL)()
+
+    consumer.environment.init_child = init
     consumer.run()
