@@ -18,7 +18,7 @@ from bot.server.queue import JobQueue, make_huey, make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState
 from bot.server.verify import github_signature
-from tests.server.stack import SECRET, comment_event
+from tests.server.stack import SECRET, comment_event, payload
 
 
 def _server(tmp_path: Path, **settings: Any) -> Server:
@@ -124,3 +124,27 @@ def test_a_body_without_content_length_counts_as_it_arrives(tmp_path: Path) -> N
 
     assert asyncio.run(go()) == 503
     assert server.reading == 1200
+
+
+# --- 28.10: a force-push back to a head reviewed before is reviewed again --------------------------------
+
+
+def test_a_force_push_back_to_an_earlier_head_is_a_new_event_but_a_replay_is_not(tmp_path: Path) -> None:
+    app = create_app(_server(tmp_path))
+    sha = {"A": "a" * 40, "B": "b" * 40, "X": "0" * 40}
+
+    def push(before: str, after: str) -> bytes:
+        data = payload("pull_request.synchronize.octokit.json")
+        data["before"], data["after"] = sha[before], sha[after]
+        data["pull_request"]["head"]["sha"] = sha[after]
+        return json.dumps(data).encode()
+
+    async def go() -> list[int]:
+        out = []
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            for body in (push("X", "A"), push("A", "B"), push("B", "A"), push("B", "A")):
+                headers = {**_signed(body), "X-GitHub-Event": "pull_request"}
+                out.append((await client.post("/webhooks/github", content=body, headers=headers)).status_code)
+        return out
+
+    assert asyncio.run(go()) == [202, 202, 202, 200]  # the last: the same push again (a replay)
