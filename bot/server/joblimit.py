@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import FrameType
+
+from ..proctree import descendants, kill_descendants
+
+__all__ = [
+    "JobTimeout",
+    "descendants",
+    "kill_descendants",
+    "public_reason",
+    "scrub_paths",
+    "wall_clock_limit",
+]
 
 log = logging.getLogger("prereview.queue")
 
@@ -66,36 +75,6 @@ def wall_clock_limit(seconds: float, grace: float, on_overrun: Callable[[], None
             if in_main:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)  # type: ignore[arg-type]
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live process below `pid` (from /proc), children first-level first."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def kill_descendants(pid: int | None = None) -> int:
-    """SIGKILL every process below `pid` (this process by default). Returns how many were signalled."""
-    killed = 0
-    for child in descendants(os.getpid() if pid is None else pid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(child, signal.SIGKILL)
-            killed += 1
-    return killed
 
 
 # Absolute paths on the server (checkouts, caches, the venv) never go into a PR comment.

@@ -21,7 +21,7 @@ from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
 from ..types import ChangeRequest
-from . import chatops, repo_config, workspace
+from . import chatops, jobdirs, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .joblimit import public_reason
@@ -237,9 +237,11 @@ def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:
 def run_consumer(queue: JobQueue, workers: int) -> None:
     """Block running `workers` worker processes (each its own model); restarts any that die."""
     huey = queue.huey
+    root = jobdirs.jobs_root()
 
     @huey.on_startup()
     def _reaper() -> None:
+        jobdirs.claim(root)  # and removes what killed workers left
         queue.start_reaper(queue.cfg.reap_seconds)
         queue.probe_model()
 
