@@ -329,6 +329,9 @@ class ServerConfig(_Section):
     job_timeout_grace: float = Field(
         30.0, gt=0, description="Seconds a job has to stop after its limit before its worker is replaced"
     )
+    log_format: Literal["json", "text"] = Field(
+        "json", description="serve/worker logs: one JSON object per line, or text (both carry job ids)"
+    )
     store_retry_seconds: float = Field(
         120.0, ge=0, description="How long a job's final writes are retried while the queue store fails"
     )

@@ -27,6 +27,7 @@ LAZY_COMMANDS = {
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",
+    "jobs": "bot.cli.jobs",
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import signal
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ def command(
     metrics on /metrics."""
     import uvicorn
 
+    from ..server import logs
     from ..server.access import access_check
     from ..server.app import Server, create_app
     from ..server.http import uvicorn_options
@@ -55,7 +55,7 @@ def command(
             "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET, PREREVIEW_GITLAB_WEBHOOK_TOKEN and/or "
             "PREREVIEW_GITEA_WEBHOOK_SECRET (or their _FILE variants): unsigned webhooks are never accepted"
         )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.setup(cfg.server.log_format)
     jobs = JobQueue(make_huey(cfg.server), cfg.server)
     pool = None
     if workers:

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..config import ServerConfig
-from . import events, health, policy, verify
+from . import events, health, logs, policy, verify
 from .events import Event
 from .jobs import Job
 from .metrics import Metrics
@@ -123,6 +123,8 @@ class Server:
                 self.state.forget_delivery(event.forge, delivery)  # let the forge's redelivery through
             self.state.forget_event(event.forge, event_key)
             raise
+        with logs.about(job=job_id, delivery=delivery, pr=job.pr_key, kind=job.kind):
+            log.info("%s webhook accepted: %s", event.forge, reason)
         return 202, reason, job_id
 
     def refuse_repo(self, event: Event) -> tuple[int, str, None] | None:

@@ -31,6 +31,7 @@ from huey.storage import RedisStorage, SqliteStorage
 
 from ..config import ServerConfig
 from ..types import PrereviewError, Throttled
+from . import logs
 from .joblimit import JobTimeout, descendants, kill_descendants, public_reason, wall_clock_limit
 from .jobs import Job
 from .ledger import JOB, Lease, Ledger, owner_id
@@ -141,6 +142,11 @@ class JobQueue(Recovery):
         if rec is None or rec["attempt"] != attempt or rec["state"] != "queued":
             return  # done, superseded by a retry, or a duplicate message
         job = Job.from_dict(rec["job"])
+        with logs.about(job=job.id, delivery=job.delivery, pr=job.pr_key, kind=job.kind):
+            self._handle(job, attempt)
+
+    def _handle(self, job: Job, attempt: int) -> None:
+        job_id = job.id
         if self.ledger.once(f"ack:{job_id}"):
             self._ack(job)
         owner = owner_id()
@@ -231,6 +237,7 @@ class JobQueue(Recovery):
             return  # already recorded as timed out (only when `exit` did not end the process)
         self._store(lambda: self._record_success(time.monotonic() - t0, stats), "counting a job")
         self._store(lambda: self._finish(job.id, rec["attempt"], "done"), "finishing a job")
+        log.info("job done in %.1f s", time.monotonic() - t0)
 
     def _end_timed_out(self, job: Job, rec: dict[str, Any], lease: Lease, limit: float) -> None:
         log.warning("job %s (%s %s) ran past its limit of %g s", job.id, job.kind, job.pr_key, limit)
