@@ -20,11 +20,11 @@ from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
-from ..types import ChangeRequest
+from ..types import ChangeRequest, Throttled
 from . import chatops, jobdirs, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
-from .joblimit import public_reason
+from .joblimit import public_reason, scrub_paths
 from .jobs import Job
 from .masking import MaskedLazyModel, MaskedSession, Masking
 from .pool import die_with_parent
@@ -33,6 +33,14 @@ from .secrets import Secrets
 from .state import ServerState
 
 log = logging.getLogger("prereview.worker")
+
+
+class HeadMoved(Throttled):
+    """A commanded review whose head moved while it ran: the queue runs it again at once."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retry_after=0.0)
+
 
 REFUSAL = (
     "Sorry @{author}, only people with write access to this repository (owners, members, collaborators; "
@@ -135,12 +143,24 @@ class ForgeRunner:
             review = review_change(reviewed, ws.cfg, model=self.model)
         s = review.stats
         stats = replace(s, seconds_total=round(s.seconds_total + ws.seconds, 3))  # the fetch counts too
-        review = replace(review, notes=review.notes + ws.notes + notes, stats=stats)
+        said = tuple(scrub_paths(n) for n in review.notes + ws.notes + notes)  # no server paths on the PR
+        review = replace(review, notes=said, stats=stats)
+        if (now := forge.current_head()) and now != change.head_sha:
+            self._moved(job, change.head_sha, now)
+            return None
         forge.publish(change, review, scope, ws.cfg)
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
+
+    def _moved(self, job: Job, reviewed: str, now: str) -> None:
+        """The PR's head moved during the review (a force-push): the review is not published on a head
+        that is gone. An automatic review leaves it to the push's own review; a command is reviewed again."""
+        log.info("%s: head moved from %s to %s during the review; not published", job.pr_key, reviewed, now)
+        if job.auto:
+            return None
+        raise HeadMoved(f"the head moved from `{reviewed[:12]}` to `{now[:12]}` during the review")
 
     def _ask(self, job: Job, forge: ForgeSession) -> RunStats | None:
         if job.thread and not forge.thread_is_ours(job.thread):
