@@ -3,7 +3,8 @@
 Requests pass through unchanged unless a rule matches (method and a regex on the path):
 - `lose`: the request reaches the upstream, which acts on it, then the client's connection is closed
   without a response (a response lost on the way back: a reset, a load balancer timing out);
-- `status`: the client gets that status and the upstream never sees the request.
+- `status`: the client gets that status and the upstream never sees the request;
+- `delay`: the request waits that many seconds before it is passed on.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import http.client
 import re
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,6 +27,7 @@ class Rule:
     path: re.Pattern[str]
     times: int
     status: int = 0  # 0: lose the response
+    delay: float = 0.0  # > 0: pass it on late (status and losing do not apply)
 
 
 class FaultProxy:
@@ -43,6 +46,9 @@ class FaultProxy:
     def answer(self, method: str, path_regex: str, status: int, times: int = 1) -> None:
         self.rules.append(Rule(method.upper(), re.compile(path_regex), times, status))
 
+    def delay(self, method: str, path_regex: str, seconds: float, times: int = 1) -> None:
+        self.rules.append(Rule(method.upper(), re.compile(path_regex), times, delay=seconds))
+
     @property
     def url(self) -> str:
         assert self._server is not None
@@ -60,6 +66,9 @@ class FaultProxy:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else None
         rule = self._rule(h.command, urlsplit(h.path).path)
+        if rule is not None and rule.delay:
+            time.sleep(rule.delay)
+            rule = None
         if rule is not None and rule.status:
             data = b'{"message": "injected by the proxy"}'
             h.send_response(rule.status)
