@@ -33,6 +33,7 @@ from .pool import WorkerPool
 from .queue import JobQueue
 from .secrets import Secrets
 from .state import ServerState
+from .storeops import STORE_ERRORS
 
 log = logging.getLogger("prereview.server")
 
@@ -194,6 +195,11 @@ def create_app(server: Server) -> Starlette:
             status, reason, job_id = await run_in_threadpool(work)
         except _Reject as exc:
             status, reason, job_id = exc.status, exc.reason, None
+        except STORE_ERRORS as exc:  # nothing was queued: say so, so the delivery shows failed (redeliver it)
+            log.error(
+                "%s webhook not queued: the queue store failed (%s: %s)", forge, type(exc).__name__, exc
+            )
+            status, reason, job_id = 503, "the queue store is unavailable; redeliver this event later", None
         server.metrics.webhooks.labels(forge, str(status)).inc()
         content: dict[str, Any] = {"status": reason}
         if job_id:

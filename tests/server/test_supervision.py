@@ -119,3 +119,20 @@ def test_serve_restarts_its_worker_pool_and_takes_it_down_when_killed(tmp_path: 
             wait_for(lambda: not any(_alive(p) for p in everything), 30, "the pool to die with serve")
         finally:
             stack.stop()
+
+
+def test_a_webhook_met_by_a_stopped_store_is_answered_503_not_lost_silently(redis: RedisServer) -> None:
+    from tests.server.stack import comment_event
+    from tests.server.test_intake import _signed
+
+    server = _server(ServerConfig(queue="redis", redis_url=redis.url))
+    redis.stop()
+    body = comment_event("/help", comment_id=3)
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=create_app(server), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            return await client.post("/webhooks/github", content=body, headers=_signed(body))
+
+    r = asyncio.run(go())
+    assert r.status_code == 503 and "redeliver" in r.json()["status"]
