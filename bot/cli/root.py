@@ -169,10 +169,18 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None  # serve/worker: their own
+    try:
+        _main(argv)
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> None:
     from ..proctree import kill_descendants
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)  # `serve` and `worker` install their own
     try:
         cli.main(args=argv, prog_name="prereview", standalone_mode=False)
     except PrereviewError as exc:
