@@ -287,6 +287,9 @@ class ServerConfig(_Section):
     queue_path: str | None = Field(None, description="SQLite queue file (default ~/.local/state/prereview/)")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis broker when queue: redis")
     max_body_bytes: int = Field(5_000_000, description="Larger webhook bodies are refused with 413")
+    max_unverified_bytes: int = Field(
+        20_000_000, ge=1, description="Webhook bodies being received at once, in bytes (503 beyond)"
+    )
     rate_limit_per_minute: int = Field(30, description="Accepted events per repo per minute (429 beyond)")
     request_timeout: float = Field(10.0, description="Seconds to receive a webhook body before 408")
     header_timeout: float = Field(
@@ -321,6 +324,18 @@ class ServerConfig(_Section):
     retry_seconds: float = Field(10.0, description="Backoff step between attempts of a failed job")
     job_attempts: int = Field(3, ge=1, description="Attempts per job (a killed worker counts as one)")
     reap_seconds: float = Field(5.0, description="How often each worker looks for jobs of dead workers")
+    job_timeout_seconds: float = Field(
+        3600.0, ge=0, description="Wall-clock limit per job; past it the job fails with a reply (0: none)"
+    )
+    job_timeout_grace: float = Field(
+        30.0, gt=0, description="Seconds a job has to stop after its limit before its worker is replaced"
+    )
+    log_format: Literal["json", "text"] = Field(
+        "json", description="serve/worker logs: one JSON object per line, or text (both carry job ids)"
+    )
+    store_retry_seconds: float = Field(
+        120.0, ge=0, description="How long a job's final writes are retried while the queue store fails"
+    )
     ask_max_tokens: int = Field(400, description="Completion tokens for an /ask answer")
 
 

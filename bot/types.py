@@ -23,6 +23,15 @@ class PrereviewError(Exception):
     """A failure the user can fix: printed as one line (with the fix) and exit code 2."""
 
 
+class Throttled(PrereviewError):
+    """The forge is rate-limiting or unreachable for longer than prereview waits in one go; trying again
+    `retry_after` seconds from now may work (the server re-queues the job for then)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @dataclass(frozen=True)
 class ChangeRef:
     """What an entry point wants reviewed, before anything is fetched."""

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,8 @@ import pytest
 from bot.cli.root import main
 from bot.models import catalog
 from bot.types import PrereviewError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def gguf_bytes(kv: dict[str, int | str], version: int = 3) -> bytes:
@@ -159,3 +165,45 @@ def test_unreadable_gguf_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "dir.gguf").mkdir()
     with pytest.raises(PrereviewError, match="cannot read .*dir.gguf"):
         catalog.check_gguf(tmp_path / "dir.gguf")
+
+
+def test_a_corrupted_cached_model_is_never_loaded(parts_entry: catalog.CatalogEntry) -> None:
+    """Same size, other bytes (a bad disk, a partial copy over it): hashed again because its mtime moved,
+    and assembled again from the parts."""
+    path = catalog.ensure(parts_entry)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert catalog.ensure(parts_entry) == path
+    assert catalog.sha256_file(path) == parts_entry.sha256
+
+
+def test_a_touched_but_intact_model_is_hashed_again_once(parts_entry: catalog.CatalogEntry) -> None:
+    path = catalog.ensure(parts_entry)
+    os.utime(path, ns=(1, 1))
+    msgs: list[str] = []
+    assert catalog.ensure(parts_entry, msgs.append) == path and msgs == []  # not assembled again
+    stamp = path.with_suffix(".verified").read_text().split()
+    assert stamp[0] == parts_entry.sha256 and stamp[2] == "1"
+
+
+def test_concurrent_first_use_assembles_once(parts_entry: catalog.CatalogEntry, tmp_path: Path) -> None:
+    """Three processes asking for the model at once all get the verified file."""
+    code = (
+        "import sys, json; from bot.models import catalog; "
+        "e = catalog.CatalogEntry(**json.loads(sys.argv[1])); "
+        "p = catalog.ensure(e, lambda m: print(m, flush=True)); "
+        "assert catalog.sha256_file(p) == e.sha256"
+    )
+    entry = json.dumps({**parts_entry.__dict__, "parts": list(parts_entry.parts)})
+    site = str(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), site])}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, entry], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [o[1][-500:] for o in outs]
+    assert sum(b"assembling" in o[0] for o in outs) == 1

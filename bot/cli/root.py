@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +28,7 @@ LAZY_COMMANDS = {
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",
+    "jobs": "bot.cli.jobs",
 }
 
 
@@ -204,13 +207,36 @@ def config_show(config_file: Path | None) -> None:
     click.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), nl=False)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM: first every process this command started (semgrep and its semgrep-core, an environment
+    build: killing only the direct child would leave its children running), then unwind like Ctrl-C so
+    that temporary checkouts are removed."""
+    from ..proctree import kill_descendants
+
+    kill_descendants()
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None  # serve/worker: their own
+    try:
+        _main(argv)
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> None:
+    from ..proctree import kill_descendants
+
     try:
         cli.main(args=argv, prog_name="prereview", standalone_mode=False)
     except PrereviewError as exc:
         click.echo(f"prereview: error: {exc}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
+        kill_descendants()  # a scanner or an environment build started in a thread must not run on
         click.echo("prereview: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,10 +35,12 @@ def command(
     metrics on /metrics."""
     import uvicorn
 
+    from ..server import logs
     from ..server.access import access_check
     from ..server.app import Server, create_app
     from ..server.http import uvicorn_options
     from ..server.metrics import Metrics
+    from ..server.pool import WorkerPool
     from ..server.queue import JobQueue, make_huey, make_storage
     from ..server.secrets import from_env
     from ..server.settings import load, options_to_argv
@@ -55,17 +55,9 @@ def command(
             "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET, PREREVIEW_GITLAB_WEBHOOK_TOKEN and/or "
             "PREREVIEW_GITEA_WEBHOOK_SECRET (or their _FILE variants): unsigned webhooks are never accepted"
         )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.setup(cfg.server.log_format)
     jobs = JobQueue(make_huey(cfg.server), cfg.server)
-    server = Server(
-        cfg.server,
-        secrets,
-        jobs,
-        ServerState(make_storage(cfg.server, "prereview-state")),
-        Metrics(jobs),
-        authorize=access_check(cfg, secrets),
-    )
-    worker = None
+    pool = None
     if workers:
         argv = [
             sys.executable,
@@ -76,7 +68,16 @@ def command(
             str(workers),
             *options_to_argv(config_file, overrides),
         ]
-        worker = subprocess.Popen(argv)
+        pool = WorkerPool(argv).start()  # supervised; dies with this process
+    server = Server(
+        cfg.server,
+        secrets,
+        jobs,
+        ServerState(make_storage(cfg.server, "prereview-state")),
+        Metrics(jobs, pool),
+        authorize=access_check(cfg, secrets),
+        pool=pool,
+    )
     # uvicorn re-raises SIGINT/SIGTERM after its graceful shutdown; turn that into an exit that still
     # stops the workers (SIGINT: huey finishes running jobs; interrupted ones are retried anyway).
     signal.signal(signal.SIGTERM, _exit)
@@ -84,19 +85,9 @@ def command(
     try:
         uvicorn.run(create_app(server), host=host, port=port, log_level="info", **uvicorn_options(cfg.server))
     finally:
-        if worker is not None:
-            _stop(worker)
+        if pool is not None:
+            pool.stop()
 
 
 def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-def _stop(worker: subprocess.Popen[bytes]) -> None:
-    if worker.poll() is None:
-        worker.send_signal(signal.SIGINT)
-    try:
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()

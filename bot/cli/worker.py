@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import click
@@ -36,12 +35,13 @@ def command(
     config_file: Path | None, queue: str | None, queue_path: str | None, redis_url: str | None, workers: int
 ) -> None:
     """Run queued review jobs (reviews, /ask, /fix, replies) until interrupted."""
+    from ..server import logs
     from ..server.secrets import from_env
     from ..server.settings import load
     from ..server.worker import build_queue, run_consumer
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     cfg = load(
         config_file, {"server.queue": queue, "server.queue_path": queue_path, "server.redis_url": redis_url}
     )
+    logs.setup(cfg.server.log_format)
     run_consumer(build_queue(cfg, from_env()), workers)

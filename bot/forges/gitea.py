@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 
 from ..change import git
-from ..types import ChangeRef, ChangeRequest, PrereviewError
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
 from .protocols import PermissionDenied, Rejected
 
 if TYPE_CHECKING:
@@ -92,22 +92,30 @@ class GiteaForge:
         params: dict[str, Any] | None = None,
         json: Any = None,
         expect: tuple[int, ...] = (),
+        landed: Callable[[], dict[str, Any] | None] | None = None,
     ) -> httpx.Response:
         """One API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
-        except the status codes in `expect`, which the caller handles."""
+        except the status codes in `expect`, which the caller handles. A write that is not idempotent
+        passes `landed`: before it is sent again, what Gitea holds is read back, and a first try that
+        landed (its response lost) is returned instead of posted twice."""
         delay = 1.0
         for attempt in range(self._retries + 1):
             try:
+                if attempt and landed is not None and (found := landed()) is not None:
+                    return httpx.Response(200, json=found)
                 resp = self._client().request(method, url, params=params, json=json)
             except httpx.ConnectError:
                 if attempt == self._retries:
-                    raise PrereviewError(
+                    raise Throttled(
                         f"cannot reach Gitea at {self.url}; check GITHUB_SERVER_URL / PREREVIEW_GITEA_URL "
-                        "(server: server.gitea_url) and the network"
+                        "(server: server.gitea_url) and the network",
+                        retry_after=60.0,
                     ) from None
             except httpx.TransportError as exc:
                 if attempt == self._retries:
-                    raise PrereviewError(f"Gitea at {self.url} did not answer {what}: {exc}") from None
+                    raise Throttled(
+                        f"Gitea at {self.url} did not answer {what}: {exc}", retry_after=60.0
+                    ) from None
             else:
                 code = resp.status_code
                 if code < 400 or code in expect:
@@ -120,8 +128,9 @@ class GiteaForge:
 
     def _explain(self, what: str, code: int, tries: int, resp: httpx.Response) -> PrereviewError:
         if code in RETRY_STATUS:
-            return PrereviewError(
-                f"Gitea answered {code} to {what} {tries} time(s); it is overloaded or down, run again later"
+            return Throttled(
+                f"Gitea answered {code} to {what} {tries} time(s); it is overloaded or down, run again later",
+                retry_after=60.0,
             )
         if code == 401:
             return PermissionDenied(
@@ -235,7 +244,15 @@ class GiteaForge:
     def create_review(self, number: int, data: dict[str, Any]) -> dict[str, Any]:
         """POST /pulls/{index}/reviews; Gitea's 422 (e.g. a review on a closed PR) becomes Rejected."""
         url = self._path(f"/pulls/{number}/reviews")
-        resp = self._call("create a review", "POST", url, json=data, expect=(422,))
+
+        def landed() -> dict[str, Any] | None:
+            want = str(data.get("body") or "").strip()
+            for r in reversed(self.reviews(number)):
+                if str(r.get("body") or "").strip() == want and r.get("commit_id") == data.get("commit_id"):
+                    return r
+            return None
+
+        resp = self._call("create a review", "POST", url, json=data, expect=(422,), landed=landed)
         if resp.status_code == 422:
             raise Rejected(_message(resp))
         out = resp.json()
@@ -243,7 +260,14 @@ class GiteaForge:
 
     def create_comment(self, number: int, body: str) -> dict[str, Any]:
         url = self._path(f"/issues/{number}/comments")
-        out = self._call("create a comment", "POST", url, json={"body": body}).json()
+
+        def landed() -> dict[str, Any] | None:
+            same = [
+                c for c in self.issue_comments(number) if str(c.get("body") or "").strip() == body.strip()
+            ]
+            return same[-1] if same else None
+
+        out = self._call("create a comment", "POST", url, json={"body": body}, landed=landed).json()
         return out if isinstance(out, dict) else {}
 
     def edit_comment(self, comment_id: int, body: str) -> None:

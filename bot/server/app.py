@@ -11,6 +11,7 @@ import contextlib
 import fnmatch
 import json
 import logging
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
@@ -24,13 +25,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..config import ServerConfig
-from . import events, policy, verify
+from . import events, health, logs, policy, verify
 from .events import Event
 from .jobs import Job
 from .metrics import Metrics
+from .pool import WorkerPool
 from .queue import JobQueue
 from .secrets import Secrets
 from .state import ServerState
+from .storeops import STORE_ERRORS
 
 log = logging.getLogger("prereview.server")
 
@@ -50,20 +53,34 @@ class Server:
     metrics: Metrics
     # GitLab/Gitea: may this command's author run it? None: left to the worker (tests, no token).
     authorize: Callable[[Job], bool] | None = None
+    reading: int = 0  # bytes of bodies being received, all requests together (one event loop: no lock)
+    pool: WorkerPool | None = None  # the worker pool `serve` supervises, if any
 
     async def body(self, request: Request) -> bytes:
-        """The raw body, within the size cap and the request timeout."""
-        cap = self.cfg.max_body_bytes
+        """The raw body, within the size cap and the request timeout. Bodies are read before their
+        signature can be checked, so all of them together get `max_unverified_bytes`: a request whose
+        Content-Length does not fit is answered 503 before a byte of it is read."""
+        cap, room = self.cfg.max_body_bytes, self.cfg.max_unverified_bytes
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > cap:
             raise _Reject(413, f"body over {cap} bytes")
+        held = int(length) if length.isdigit() else 0
+        if self.reading + held > room:
+            raise _Reject(503, "too many webhook bodies being received; try again shortly")
+        self.reading += held
 
         async def read() -> bytes:
+            nonlocal held
             chunks, size = [], 0
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > cap:
                     raise _Reject(413, f"body over {cap} bytes")
+                if size > held:  # no or a wrong Content-Length: count what arrives
+                    if self.reading + size - held > room:
+                        raise _Reject(503, "too many webhook bodies being received; try again shortly")
+                    self.reading += size - held
+                    held = size
                 chunks.append(chunk)
             return b"".join(chunks)
 
@@ -71,6 +88,8 @@ class Server:
             return await asyncio.wait_for(read(), self.cfg.request_timeout)
         except asyncio.TimeoutError:
             raise _Reject(408, "body not received in time") from None
+        finally:
+            self.reading -= held
 
     def accept(self, event: Event | None, delivery: str) -> tuple[int, str, str | None]:
         """(status, reason, job id) for a verified event. Runs in a thread: the store calls block."""
@@ -83,8 +102,6 @@ class Server:
         decision = policy.decide(event, self.cfg, paused=self.state.paused(pr_key), delivery=delivery)
         if decision.job is None:
             return 200, decision.reason, None
-        if not self.state.within_rate(f"{event.forge}:{event.repo}", self.cfg.rate_limit_per_minute):
-            return 429, "rate limit for this repository; try again in a minute", None
         if delivery and not self.state.first_delivery(event.forge, delivery):
             return 200, "duplicate delivery", None
         # A replay under a new delivery id (re-signed, or resent by hand) is the same event: same comment
@@ -92,6 +109,13 @@ class Server:
         event_key = events.identity(event)
         if not self.state.first_event(event.forge, event_key):
             return 200, "duplicate event", None
+        # Only accepted, distinct events count against the repository's rate: a replayed delivery cannot
+        # keep a repository blocked, and a refused one is let through when the forge sends it again.
+        if not self.state.within_rate(f"{event.forge}:{event.repo}", self.cfg.rate_limit_per_minute):
+            if delivery:
+                self.state.forget_delivery(event.forge, delivery)
+            self.state.forget_event(event.forge, event_key)
+            return 429, "rate limit for this repository; try again in a minute", None
         job, reason = self._authorized(decision.job, decision.reason)
         try:
             job_id = self.queue.submit(job)
@@ -100,6 +124,8 @@ class Server:
                 self.state.forget_delivery(event.forge, delivery)  # let the forge's redelivery through
             self.state.forget_event(event.forge, event_key)
             raise
+        with logs.about(job=job_id, delivery=delivery, pr=job.pr_key, kind=job.kind):
+            log.info("%s webhook accepted: %s", event.forge, reason)
         return 202, reason, job_id
 
     def refuse_repo(self, event: Event) -> tuple[int, str, None] | None:
@@ -169,6 +195,11 @@ def create_app(server: Server) -> Starlette:
             status, reason, job_id = await run_in_threadpool(work)
         except _Reject as exc:
             status, reason, job_id = exc.status, exc.reason, None
+        except STORE_ERRORS as exc:  # nothing was queued: say so, so the delivery shows failed (redeliver it)
+            log.error(
+                "%s webhook not queued: the queue store failed (%s: %s)", forge, type(exc).__name__, exc
+            )
+            status, reason, job_id = 503, "the queue store is unavailable; redeliver this event later", None
         server.metrics.webhooks.labels(forge, str(status)).inc()
         content: dict[str, Any] = {"status": reason}
         if job_id:
@@ -225,8 +256,22 @@ def create_app(server: Server) -> Starlette:
         )
 
     async def healthz(request: Request) -> Response:
-        depth = await run_in_threadpool(server.queue.depth)
+        """Liveness: this process answers, and the worker pool it supervises (if any) is not stuck down."""
+        problem = server.pool.problem() if server.pool is not None else None
+        if problem is not None:
+            return JSONResponse({"status": problem}, status_code=503)
+        try:
+            depth = await run_in_threadpool(server.queue.depth)
+        except Exception as exc:  # the store is down: still alive, not ready (/readyz says so)
+            return JSONResponse({"status": "ok", "store": type(exc).__name__})
         return JSONResponse({"status": "ok", "queue_depth": depth})
+
+    async def readyz(request: Request) -> Response:
+        """Readiness: a review asked now would be done (worker alive, store writable, model loaded)."""
+        ready, checks = await run_in_threadpool(health.readiness, server.queue, time.time())
+        return JSONResponse(
+            {"status": "ready" if ready else "not ready", **checks}, status_code=200 if ready else 503
+        )
 
     async def metrics(request: Request) -> Response:
         data = await run_in_threadpool(generate_latest, server.metrics.registry)
@@ -250,6 +295,7 @@ def create_app(server: Server) -> Starlette:
             Route("/webhooks/gitlab", gitlab, methods=["POST"]),
             Route("/webhooks/gitea", gitea, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],
     )

@@ -32,6 +32,7 @@ class Event:
     thread: str = ""  # a reply inside a review thread: GitHub root comment id / GitLab discussion id
     path: str = ""  # the thread's file and line (a reply is a question about them)
     line: int | None = None
+    before: str = ""  # a push: the head it replaced (a force-push back to an old head is a new event)
 
 
 def _get(data: Any, *path: str, want: type | tuple[type, ...] = str) -> Any:
@@ -76,6 +77,7 @@ def github(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset
             author=_get(payload, "sender", "login") or "",
             draft=bool(_get(payload, "pull_request", "draft", want=bool)),
             installation=installation,
+            before=_get(payload, "before") or "",
         )
     if event_type == "issue_comment" and action == "created":
         if _get(payload, "issue", "pull_request", want=dict) is None:
@@ -155,6 +157,7 @@ def gitlab(payload: Any, bot_logins: frozenset[str] = frozenset()) -> Event | No
             author=user,
             author_id=user_id,
             draft=bool(_get(payload, "object_attributes", "draft", want=bool)),
+            before=_get(payload, "object_attributes", "oldrev") or "",
         )
     if kind == "note" and _get(payload, "object_attributes", "noteable_type") == "MergeRequest":
         iid = _get(payload, "merge_request", "iid", want=int)
@@ -203,6 +206,7 @@ def gitea(event_type: str, payload: Any, bot_logins: frozenset[str] = frozenset(
             head_sha=_get(payload, "pull_request", "head", "sha"),
             author=_get(payload, "sender", "login") or "",
             draft=bool(_get(payload, "pull_request", "draft", want=bool)),
+            before=_get(payload, "before") or "",
         )
     if event_type != "issue_comment" or action != "created":
         return None
@@ -262,10 +266,11 @@ def valid_repo(forge: str, repo: str) -> bool:
 
 def identity(event: Event) -> str:
     """What makes an event the same event whatever its delivery id: the comment (id and text) for a
-    command, the action and head commit for a push."""
+    command; the action, the head commit and the head it replaced for a push (so a force-push back to a
+    head reviewed before is a new event, while a replay of one push is not)."""
     fields = [event.forge, event.kind, event.repo.lower(), str(event.number), event.action]
     if event.kind == "comment":
         fields += [str(event.comment_id), hashlib.sha256(event.body.encode()).hexdigest()]
     else:
-        fields += [event.head_sha or ""]
+        fields += [event.head_sha or ""] + ([event.before] if event.before else [])
     return hashlib.sha256("\0".join(fields).encode()).hexdigest()[:32]

@@ -57,6 +57,7 @@ class ForgeSession(Protocol):
     def base_file(self, sha: str, path: str, dest: Path) -> str | None: ...
     def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool: ...
     def head_branch(self) -> HeadBranch: ...
+    def current_head(self) -> str: ...  # the PR's head commit now, read fresh
     def push(self, repo: Path, sha: str, branch: str) -> None: ...
     def open_draft(self, branch: str, target: str, title: str, body: str) -> str: ...
 
@@ -151,7 +152,7 @@ class GitHubSession(_GitOverHttps):
             if comment_id in replied_to([c.body for c in self.api.review_comments(self.job.number)]):
                 return  # a retried job: already answered
             text = f"{text.rstrip()}\n\n{REPLY_MARKER.format(comment_id)}\n"
-        self.api.request("POST", f"/pulls/{self.job.number}/comments/{int(thread)}/replies", {"body": text})
+        self.api.reply_to_review_comment(self.job.number, int(thread), text)
 
     def describe(self, block: str, into_description: bool) -> None:
         from ..publish.github import GitHubPublisher
@@ -168,6 +169,9 @@ class GitHubSession(_GitOverHttps):
     def _git_url(self) -> str:
         _ = self.api  # makes sure the token exists
         return f"{self.cfg.server.github_git_url.rstrip('/')}/{self.job.repo}.git"
+
+    def current_head(self) -> str:
+        return str((self.api.request("GET", f"/pulls/{self.job.number}").get("head") or {}).get("sha") or "")
 
     def head_branch(self) -> HeadBranch:
         head = self.api.pull(self.job.number).head
@@ -318,6 +322,9 @@ class GitLabSession(_GitOverHttps):
 
         base = self.cfg.server.gitlab_git_url or api_root(self.cfg.server.gitlab_url)
         return f"{base.rstrip('/')}/{self.job.repo}.git"
+
+    def current_head(self) -> str:
+        return str(self.forge.merge_request(self.job.number).get("sha") or "")
 
     def head_branch(self) -> HeadBranch:
         mr = self.forge.merge_request(self.job.number)

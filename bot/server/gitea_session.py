@@ -97,6 +97,10 @@ class GiteaSession(_GitOverHttps):
         base = self.cfg.server.gitea_git_url or server_root(self.cfg.server.gitea_url)
         return f"{base.rstrip('/')}/{self.job.repo}.git"
 
+    def current_head(self) -> str:
+        """The PR's head commit now (read fresh, not from the fetched change)."""
+        return str((self.forge.pull(self.job.number).get("head") or {}).get("sha") or "")
+
     def head_branch(self) -> HeadBranch:
         pr = self.forge.pull(self.job.number)
         head, base = pr.get("head") or {}, pr.get("base") or {}

@@ -5,17 +5,23 @@ Guarantees (SQLite and Redis alike):
 - one job per PR at a time (a per-PR lease; a busy PR sends the message back with a short delay);
 - a burst of review requests for one PR coalesces: a review superseded by a newer one is dropped;
 - a worker killed mid-job leaves a record whose lease holder is dead; the reaper retries it
-  (publishers dedupe by fingerprint, so a retried review posts no duplicate comments).
+  (publishers dedupe by fingerprint, so a retried review posts no duplicate comments);
+- a store outage does not lose a job's bookkeeping: the writes at its end are retried with backoff, a
+  lease that still cannot be released is released by the reaper once the store answers, and the reaper
+  and lease heartbeat keep running through the outage (`storeops`);
+- every job has a wall-clock limit (`server.job_timeout_seconds`, `joblimit`) and every job that fails
+  for good answers its author with a one-line reason (`JobRunner.fail`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,9 +30,13 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.storage import RedisStorage, SqliteStorage
 
 from ..config import ServerConfig
-from ..types import PrereviewError
+from ..types import PrereviewError, Throttled
+from . import logs
+from .joblimit import JobTimeout, descendants, kill_descendants, public_reason, wall_clock_limit
 from .jobs import Job
 from .ledger import JOB, Lease, Ledger, owner_id
+from .recovery import Recovery
+from .storeops import StoreErrors, retry_store
 
 log = logging.getLogger("prereview.queue")
 
@@ -43,6 +53,7 @@ class RunStats:
 class JobRunner(Protocol):
     def ack(self, job: Job) -> None: ...  # at once, before waiting for the PR (e.g. a 👀 reaction)
     def run(self, job: Job) -> RunStats | None: ...
+    def fail(self, job: Job, why: str) -> None: ...  # the job failed for good: tell its author why
 
 
 def queue_path(cfg: ServerConfig) -> Path:
@@ -70,13 +81,11 @@ def make_storage(cfg: ServerConfig, name: str) -> Any:
     return SqliteStorage(name, filename=str(path), timeout=SQLITE_BUSY_SECONDS)
 
 
-FAILED_KEPT_SECONDS = 7 * 86400  # failed job records stay this long (for inspection)
-
 # Duration buckets (seconds) for the job-duration histogram kept as shared counters.
 DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 
 
-class JobQueue:
+class JobQueue(Recovery):
     def __init__(
         self,
         huey: Huey,
@@ -84,6 +93,7 @@ class JobQueue:
         *,
         runner_factory: Callable[[], JobRunner] | None = None,
         clock: Callable[[], float] = time.time,
+        exit: Callable[[int], Any] = os._exit,
     ) -> None:
         self.huey = huey
         self.cfg = cfg
@@ -91,6 +101,9 @@ class JobQueue:
         self._clock = clock
         self._runner_factory = runner_factory
         self._runner: tuple[int, JobRunner] | None = None
+        self.store_errors = StoreErrors()
+        self._unreleased: list[Lease] = []  # leases the store refused to release at a job's end
+        self._exit = exit
         self._task = huey.task(name="prereview_job")(self.handle)
 
     # --- producer side (the webhook server) ---------------------------------------------------
@@ -129,6 +142,11 @@ class JobQueue:
         if rec is None or rec["attempt"] != attempt or rec["state"] != "queued":
             return  # done, superseded by a retry, or a duplicate message
         job = Job.from_dict(rec["job"])
+        with logs.about(job=job.id, delivery=job.delivery, pr=job.pr_key, kind=job.kind):
+            self._handle(job, attempt)
+
+    def _handle(self, job: Job, attempt: int) -> None:
+        job_id = job.id
         if self.ledger.once(f"ack:{job_id}"):
             self._ack(job)
         owner = owner_id()
@@ -152,7 +170,19 @@ class JobQueue:
             self.ledger.put(JOB + job_id, rec)
             self._run(job, rec, lease)
         finally:
-            self.ledger.release(lease)
+            self._release(lease)
+
+    def _release(self, lease: Lease) -> None:
+        """Release `lease`, through a store outage: retried for `store_retry_seconds`, then left to the
+        reaper (which tries again each round), never held for the worker's lifetime."""
+        try:
+            self._store(lambda: self.ledger.release(lease), f"releasing the lease of {lease.pr}")
+        except Exception:
+            log.error("%s: could not release its lease; the reaper will when the store answers", lease.pr)
+            self._unreleased.append(lease)
+
+    def _store(self, fn: Callable[[], Any], what: str) -> Any:
+        return retry_store(fn, what=what, errors=self.store_errors, within=self.cfg.store_retry_seconds)
 
     def _ack(self, job: Job) -> None:
         try:
@@ -162,21 +192,61 @@ class JobQueue:
 
     def _run(self, job: Job, rec: dict[str, Any], lease: Lease) -> None:
         t0 = time.monotonic()
+        limit = self.cfg.job_timeout_seconds
+        overran = threading.Event()
+        before = set(descendants(os.getpid()))
+
+        def overrun() -> None:  # the watchdog thread: the job would not stop; this process ends
+            overran.set()
+            log.error(
+                "job %s (%s %s) did not stop at its limit; ending this worker", job.id, job.kind, job.pr_key
+            )
+            self._end_timed_out(job, rec, lease, limit)
+            kill_descendants()
+            self._exit(70)
+
         try:
-            with self._heartbeat(lease):
+            with self._heartbeat(lease), wall_clock_limit(limit, self.cfg.job_timeout_grace, overrun):
                 stats = self.runner().run(job)
+        except JobTimeout:
+            if not overran.is_set():
+                for pid in set(descendants(os.getpid())) - before:
+                    kill_descendants(pid)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                self._end_timed_out(job, rec, lease, limit)
+            return
+        except Throttled as exc:  # a forge's rate limit or outage: try again when it says
+            log.warning("job %s (%s %s) waits for the forge: %s", job.id, job.kind, job.pr_key, exc)
+            said, wait = public_reason(exc), min(max(exc.retry_after, self.cfg.retry_seconds), 3600.0)
+            self._store(lambda: self._fail(rec, final=False, why=said, reason="forge", delay=wait), "failing")
+            return
         except PrereviewError as exc:  # user-fixable: retrying cannot help
             log.warning("job %s (%s %s) failed: %s", job.id, job.kind, job.pr_key, exc)
-            self._fail(rec, final=True)
+            said = public_reason(exc)
+            self._store(lambda: self._fail(rec, final=True, why=said, reason="error"), "failing a job")
             return
         except Exception as exc:  # a failed job is retried with backoff, then recorded as failed
             log.warning(
                 "job %s (%s %s) failed: %s: %s", job.id, job.kind, job.pr_key, type(exc).__name__, exc
             )
-            self._fail(rec, final=False)
+            why = f"an internal error ({type(exc).__name__}: {public_reason(exc, 200)})"
+            self._store(lambda: self._fail(rec, final=False, why=why, reason="crash"), "failing a job")
             return
-        self._record_success(time.monotonic() - t0, stats)
-        self._finish(job.id, rec["attempt"], "done")
+        if overran.is_set():
+            return  # already recorded as timed out (only when `exit` did not end the process)
+        self._store(lambda: self._record_success(time.monotonic() - t0, stats), "counting a job")
+        self._store(lambda: self._finish(job.id, rec["attempt"], "done"), "finishing a job")
+        log.info("job done in %.1f s", time.monotonic() - t0)
+
+    def _end_timed_out(self, job: Job, rec: dict[str, Any], lease: Lease, limit: float) -> None:
+        log.warning("job %s (%s %s) ran past its limit of %g s", job.id, job.kind, job.pr_key, limit)
+        why = f"it ran past the server's limit of {limit:g} s per job (server.job_timeout_seconds)"
+        try:
+            self._store(lambda: self.ledger.count("m:jobs:timeout"), "counting a timeout")
+            self._store(lambda: self._fail(rec, final=True, why=why, reason="timeout"), "failing a job")
+        finally:
+            self._release(lease)
 
     def _finish(self, job_id: str, attempt: int, outcome: str) -> None:
         self.ledger.delete(JOB + job_id)
@@ -185,18 +255,48 @@ class JobQueue:
             self.ledger.delete(f"claim:{job_id}:{k}")
         self.ledger.count(f"m:jobs:{outcome}")
 
-    def _fail(self, rec: dict[str, Any], *, final: bool, delay: float | None = None) -> None:
+    def _fail(
+        self,
+        rec: dict[str, Any],
+        *,
+        final: bool,
+        why: str = "",
+        reason: str = "lost",
+        delay: float | None = None,
+    ) -> None:
+        """Retry the job later, or record it failed (by `reason`) and tell its author `why`. Leaves `rec`
+        as it is, so a call interrupted by a store error can be made again."""
         attempt = rec["attempt"] + 1
         job_id = rec["job"]["id"]
         if final or attempt >= self.cfg.job_attempts:
-            rec.update(state="failed", attempt=attempt, touched=self._clock())
-            self.ledger.put(JOB + job_id, rec)
+            failed = {
+                **rec,
+                "state": "failed",
+                "attempt": attempt,
+                "touched": self._clock(),
+                "reason": reason,
+            }
+            self.ledger.put(JOB + job_id, failed)
             self.ledger.count("m:jobs:failed")
+            self.ledger.count(f"m:failed:{reason}")
+            self._tell(Job.from_dict(rec["job"]), why or "its worker stopped before it finished", attempt)
             return
-        rec.update(state="queued", attempt=attempt, touched=self._clock())
-        self.ledger.put(JOB + job_id, rec)
+        queued = {**rec, "state": "queued", "attempt": attempt, "touched": self._clock()}
+        self.ledger.put(JOB + job_id, queued)
         self.ledger.count("m:jobs:retried")
         self._send(job_id, attempt, self.cfg.retry_seconds * attempt if delay is None else delay)
+
+    def _tell(self, job: Job, why: str, attempts: int) -> None:
+        """The author's answer for a job that failed for good (once per job, whoever fails it)."""
+        if not self.ledger.once(f"told:{job.id}"):
+            return
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        try:
+            self.runner().fail(job, why + tries)
+        except Exception as exc:
+            log.warning(
+                "job %s: could not tell its author it failed (%s: %s)", job.id, type(exc).__name__, exc
+            )
 
     def _record_success(self, seconds: float, stats: RunStats | None) -> None:
         led = self.ledger
@@ -209,80 +309,3 @@ class JobQueue:
             led.count("m:prompt_tokens", stats.prompt_tokens)
             led.count("m:completion_tokens", stats.completion_tokens)
             led.count("m:model_ms", int(stats.seconds_model * 1000))
-
-    @contextmanager
-    def _heartbeat(self, lease: Lease) -> Iterator[None]:
-        stop = threading.Event()
-
-        def beat() -> None:
-            current = lease
-            while not stop.wait(self.cfg.lease_seconds / 3):
-                current = self.ledger.renew(current, self.cfg.lease_seconds)
-
-        thread = threading.Thread(target=beat, name="prereview-lease", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-
-    # --- recovery -------------------------------------------------------------------------------
-    def reap(self) -> int:
-        """Put back jobs whose worker died (running) or whose message was lost (queued). Returns count.
-
-        Like a worker, the reaper writes a job's record only while holding its PR's lease: it can take
-        the lease only when it is free or its holder is dead, so a live job is never disturbed.
-        """
-        waiting = {tuple(t.args) for t in [*self.huey.pending(), *self.huey.scheduled()]}
-        put_back = 0
-        for _, rec in list(self.ledger.items(JOB)):
-            if rec["state"] == "failed" and self._clock() - rec["touched"] > FAILED_KEPT_SECONDS:
-                self._forget_failed(rec)  # kept a while for inspection, then dropped
-            elif self._suspect(rec, waiting) and self._reap_one(rec):
-                put_back += 1
-        return put_back
-
-    def _forget_failed(self, rec: dict[str, Any]) -> None:
-        job_id = rec["job"]["id"]
-        self.ledger.delete(JOB + job_id)
-        self.ledger.delete(f"ack:{job_id}")
-        for k in range(rec["attempt"] + 1):
-            self.ledger.delete(f"claim:{job_id}:{k}")
-
-    def _suspect(self, rec: dict[str, Any], waiting: set[tuple[Any, ...]]) -> bool:
-        if rec["state"] == "running":
-            return True  # its lease tells whether the worker lives (checked in _reap_one)
-        return (
-            rec["state"] == "queued"
-            and (rec["job"]["id"], rec["attempt"]) not in waiting
-            and self._clock() - rec["touched"] > self.cfg.lost_after_seconds
-        )
-
-    def _reap_one(self, rec: dict[str, Any]) -> bool:
-        job = Job.from_dict(rec["job"])
-        lease = self.ledger.acquire(job.pr_key, "reaper", owner_id(), self.cfg.lease_seconds)
-        if lease is None:
-            return False  # a live job holds this PR; look again later
-        try:
-            now = self.ledger.get(JOB + job.id)
-            if now is None or now["attempt"] != rec["attempt"] or now["state"] not in ("running", "queued"):
-                return False
-            log.warning("job %s (%s) lost its worker or message; retrying it", job.id, job.kind)
-            self._fail(now, final=False, delay=0.0)
-            return True
-        finally:
-            self.ledger.release(lease)
-
-    def start_reaper(self, interval: float) -> threading.Event:
-        """Reap now and then every `interval` seconds in a daemon thread (one per worker process)."""
-        stop = threading.Event()
-
-        def loop() -> None:
-            while True:
-                self.reap()
-                if stop.wait(interval):
-                    return
-
-        threading.Thread(target=loop, name="prereview-reaper", daemon=True).start()
-        return stop

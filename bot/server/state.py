@@ -36,7 +36,10 @@ class ServerState:
             self._l.put(f"rate-minute:{repo}", {"minute": minute})
             if last is not None:
                 self._l.drop_counter(f"rate:{repo}:{last['minute']}")
-        return self._l.count(f"rate:{repo}:{minute}") <= per_minute
+        if self._l.count(f"rate:{repo}:{minute}") <= per_minute:
+            return True
+        self._l.count(f"rate:{repo}:{minute}", -1)  # a refused event does not count
+        return False
 
     def sweep(self, max_age: float = 3 * 86400) -> int:
         """Forget deliveries older than `max_age` seconds (forges redeliver within hours). Returns count."""

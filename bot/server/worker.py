@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..change.diff import parse, render_hunk
 from ..config import CONFIG_FILE, Config, ReviewConfig
@@ -18,17 +20,27 @@ from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
-from ..types import ChangeRequest, PrereviewError
-from . import chatops, repo_config, workspace
+from ..types import ChangeRequest, Throttled
+from . import chatops, jobdirs, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
+from .joblimit import public_reason, scrub_paths
 from .jobs import Job
 from .masking import MaskedLazyModel, MaskedSession, Masking
+from .pool import die_with_parent
 from .queue import JobQueue, RunStats, make_huey, make_storage
 from .secrets import Secrets
 from .state import ServerState
 
 log = logging.getLogger("prereview.worker")
+
+
+class HeadMoved(Throttled):
+    """A commanded review whose head moved while it ran: the queue runs it again at once."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retry_after=0.0)
+
 
 REFUSAL = (
     "Sorry @{author}, only people with write access to this repository (owners, members, collaborators; "
@@ -74,12 +86,21 @@ class ForgeRunner:
         handler = getattr(self, f"_{job.kind}", None)
         if handler is None:
             handler = self._help
+        return handler(job, forge)  # type: ignore[no-any-return]
+
+    def ready(self) -> str:
+        """Load the model (once per process): "ok", or "error: <why>" for /readyz."""
         try:
-            return handler(job, forge)  # type: ignore[no-any-return]
-        except PrereviewError as exc:  # e.g. a broken .prereview.yml: say so on the PR, don't retry
-            if job.comment_id is not None:
-                forge.reply(f"prereview could not run `{job.kind}`: {_escape(str(exc))}", job.comment_id)
-            raise
+            self.model()
+        except Exception as exc:
+            return f"error: {public_reason(exc)}"
+        return "ok"
+
+    def fail(self, job: Job, why: str) -> None:
+        """The job failed for good (a broken .prereview.yml, an error after every attempt, its time
+        limit): one line to whoever asked, or on the PR for an automatic review."""
+        forge = MaskedSession(self._sessions(job, self.cfg, self.secrets), self._masking)
+        forge.reply(f"prereview could not run `{job.kind}`: {_escape(why)}", job.comment_id)
 
     def _help(self, job: Job, forge: ForgeSession) -> None:
         forge.reply(chatops.help_text(self.cfg.server.command_prefix), job.comment_id)
@@ -122,12 +143,24 @@ class ForgeRunner:
             review = review_change(reviewed, ws.cfg, model=self.model)
         s = review.stats
         stats = replace(s, seconds_total=round(s.seconds_total + ws.seconds, 3))  # the fetch counts too
-        review = replace(review, notes=review.notes + ws.notes + notes, stats=stats)
+        said = tuple(scrub_paths(n) for n in review.notes + ws.notes + notes)  # no server paths on the PR
+        review = replace(review, notes=said, stats=stats)
+        if (now := forge.current_head()) and now != change.head_sha:
+            self._moved(job, change.head_sha, now)
+            return None
         forge.publish(change, review, scope, ws.cfg)
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
         return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
+
+    def _moved(self, job: Job, reviewed: str, now: str) -> None:
+        """The PR's head moved during the review (a force-push): the review is not published on a head
+        that is gone. An automatic review leaves it to the push's own review; a command is reviewed again."""
+        log.info("%s: head moved from %s to %s during the review; not published", job.pr_key, reviewed, now)
+        if job.auto:
+            return None
+        raise HeadMoved(f"the head moved from `{reviewed[:12]}` to `{now[:12]}` during the review")
 
     def _ask(self, job: Job, forge: ForgeSession) -> RunStats | None:
         if job.thread and not forge.thread_is_ours(job.thread):
@@ -224,10 +257,13 @@ def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:
 def run_consumer(queue: JobQueue, workers: int) -> None:
     """Block running `workers` worker processes (each its own model); restarts any that die."""
     huey = queue.huey
+    root = jobdirs.jobs_root()
 
     @huey.on_startup()
     def _reaper() -> None:
+        jobdirs.claim(root)  # and removes what killed workers left
         queue.start_reaper(queue.cfg.reap_seconds)
+        queue.probe_model()
 
     consumer = huey.create_consumer(
         workers=workers,
@@ -238,4 +274,13 @@ def run_consumer(queue: JobQueue, workers: int) -> None:
         max_delay=0.5,
         health_check_interval=1,
     )
+    # huey's worker and scheduler processes never outlive this consumer (an idle huey worker ignores
+    # SIGTERM; a job a killed worker held is retried by the reaper).
+    init_child, consumer_pid = consumer.environment.init_child, os.getpid()
+
+    def init(process: Any) -> None:
+        init_child(process)
+        die_with_parent(consumer_pid, signal.SIGKILL)()
+
+    consumer.environment.init_child = init
     consumer.run()

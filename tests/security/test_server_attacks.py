@@ -22,6 +22,7 @@ from bot.config import Config
 from bot.models.scripted import ScriptedModel
 from bot.pipeline.run import LazyModel
 from bot.server.forge_session import replied_to
+from bot.server.joblimit import public_reason
 from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
@@ -420,8 +421,10 @@ def test_an_error_reply_is_masked_too(tmp_path: Path) -> None:
     ) as fake:
         cid = fake.add_issue_comment("/ask what?")["id"]
         runner = _runner(tmp_path, fake.url, broken)
-        with pytest.raises(PrereviewError):
-            runner.run(Job("ask", "github", REPO, PR, comment_id=cid, text="what?"))
+        job = Job("ask", "github", REPO, PR, comment_id=cid, text="what?")
+        with pytest.raises(PrereviewError) as failed:
+            runner.run(job)
+        runner.fail(job, public_reason(failed.value))  # what the queue does with a job failed for good
         bodies = "\n".join(c["body"] for c in fake.issue_comments)
         assert "could not run" in bodies and GH_TOKEN not in bodies
 

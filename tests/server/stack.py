@@ -79,8 +79,14 @@ def redis_binary() -> str | None:
 
 
 class RedisServer:
-    def __init__(self, tmp: Path) -> None:
+    """A redis-server on a loopback port; `appendonly` keeps its data across `stop()` and `start()`."""
+
+    def __init__(self, tmp: Path, *, appendonly: bool = False) -> None:
         self.port = free_port()
+        self.tmp, self.appendonly = tmp, appendonly
+        self.start()
+
+    def start(self) -> None:
         self.proc = subprocess.Popen(
             [
                 redis_binary() or "redis-server",
@@ -91,9 +97,11 @@ class RedisServer:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "always",
                 "--dir",
-                str(tmp),
+                str(self.tmp),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
