@@ -83,6 +83,22 @@ class Exchange:
         ]
 
 
+# The phrases of every note `take` and `json_lines` write when a cap or a refusal fires (the server's
+# /metrics counts them: `counts_as_limit`).
+LIMIT_PHRASES = (
+    " was refused (",
+    " was unreadable (",
+    " MiB; only its first ",
+    " characters were cut",
+    " levels were dropped",
+)
+
+
+def counts_as_limit(note: str) -> bool:
+    """Whether a review note says a read-back from the sandbox was refused or cut."""
+    return any(p in note for p in LIMIT_PHRASES)
+
+
 def _plain(name: str) -> str:
     if not name or "/" in name or name in (".", ".."):
         raise ValueError(f"not a plain file name: {name!r}")

@@ -49,6 +49,11 @@ class QueueCollector:
             n("m:jobs:timeout", 0),
         )
         yield CounterMetricFamily(
+            "prereview_read_back_limits",
+            "Read-backs from the sandbox refused or cut by their caps (each also a note in its review)",
+            n("m:read_back_limits", 0),
+        )
+        yield CounterMetricFamily(
             "prereview_store_errors",
             "Queue-store errors met by workers (reported once the store answers again)",
             n("m:store_errors", 0),

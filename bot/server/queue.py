@@ -48,6 +48,7 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds_model: float = 0.0
+    read_back_limits: int = 0  # notes saying a read-back from the sandbox was refused or cut
 
 
 class JobRunner(Protocol):
@@ -309,3 +310,5 @@ class JobQueue(Recovery):
             led.count("m:prompt_tokens", stats.prompt_tokens)
             led.count("m:completion_tokens", stats.completion_tokens)
             led.count("m:model_ms", int(stats.seconds_model * 1000))
+            if stats.read_back_limits:
+                led.count("m:read_back_limits", stats.read_back_limits)

@@ -20,6 +20,7 @@ from ..pipeline.run import LazyModel, review_change
 from ..progress import Quiet
 from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
+from ..sandbox.exchange import counts_as_limit
 from ..types import ChangeRequest, Throttled
 from . import chatops, jobdirs, repo_config, workspace
 from .forge_session import ForgeSession, open_session
@@ -152,7 +153,8 @@ class ForgeRunner:
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
-        return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model)
+        limits = sum(counts_as_limit(n) for n in review.notes)
+        return RunStats(s.prompt_tokens, s.completion_tokens, s.seconds_model, limits)
 
     def _moved(self, job: Job, reviewed: str, now: str) -> None:
         """The PR's head moved during the review (a force-push): the review is not published on a head
