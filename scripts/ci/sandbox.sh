@@ -3,7 +3,7 @@
 # On a GitHub-hosted Ubuntu runner (passwordless sudo): install bubblewrap, and where Ubuntu 24.04's
 # AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1),
 # give bwrap an AppArmor profile that allows them (/etc/apparmor.d/bwrap, `userns,`), falling back to
-# the sysctl. Then prove it: `bwrap --unshare-all --ro-bind / / true` must succeed.
+# the sysctl. Then prove it: `bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true` must succeed.
 # Prints `ok` or `off: REASON` on its last line; with $GITHUB_ENV set, a failure also exports
 # PREREVIEW_SANDBOX_OFF=REASON, which prereview turns into a review note (tests and fix checks off).
 # PREREVIEW_SANDBOX_SUDO=0: never use root or sudo (no apt-get, no AppArmor profile, no sysctl);
@@ -29,7 +29,9 @@ off() {
   echo "off: $reason"
   exit 0
 }
-works() { bwrap --unshare-all --ro-bind / / true 2>/dev/null; }
+# the flags every sandboxed run uses that a container can refuse (a masked /proc): prereview itself then
+# checks the full argv before the review relies on it (bot/sandbox/registry.py preflight)
+works() { bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true 2>/dev/null; }
 
 if ! command -v bwrap >/dev/null; then
   if command -v apt-get >/dev/null && as_root true 2>/dev/null; then
@@ -56,5 +58,5 @@ if [ "$(cat "$RESTRICT" 2>/dev/null)" = 1 ]; then
   fi
   off "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) and there is no sudo to allow bwrap; see docs/github.md, Sandbox"
 fi
-err="$(bwrap --unshare-all --ro-bind / / true 2>&1 | head -1)"
+err="$(bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true 2>&1 | head -1)"
 off "bubblewrap cannot create its namespaces here (${err:-no message}); containers need user namespaces allowed (e.g. --security-opt seccomp=unconfined) or run tests elsewhere"
