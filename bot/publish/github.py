@@ -15,7 +15,7 @@ Collect, then flush (as reviewdog does):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..change.diff import Diff, FileDiff, parse
@@ -32,6 +32,7 @@ from ..render.markdown import (
 )
 from ..review_filters import plan_inline
 from ..types import Finding, Review
+from . import recheck
 
 RESOLVED_MARKER = "<!-- prereview:resolved -->"
 PAUSED_MARKER = "<!-- prereview:paused -->"
@@ -236,7 +237,9 @@ class GitHubPublisher:
         posted += filed
         rejected += refused
         not_inline += rejected
-        resolved = self._resolve(existing, current, scope, review.head)
+        resolved, kept = self._resolve(existing, current, scope, review.head, review.unchecked)
+        if kept:  # findings whose source did not run here stay open; the summary says why
+            review = replace(review, notes=(*review.notes, recheck.kept_note(kept, review.unchecked)))
         carried = set()
         if scope is not None:  # incremental: keep earlier findings that were not re-reviewed
             resolved_fps = set()
@@ -330,19 +333,29 @@ class GitHubPublisher:
         return scope.file(c.path) is not None and (c.line is None or scope.has_line(c.path, c.line))
 
     def _resolve(
-        self, existing: list[PostedComment], current: set[str], scope: Diff | None, head: str
-    ) -> int:
+        self,
+        existing: list[PostedComment],
+        current: set[str],
+        scope: Diff | None,
+        head: str,
+        unchecked: tuple[str, ...] = (),
+    ) -> tuple[int, int]:
+        """(resolved, kept open because their source did not run in this review)."""
         stale = []
+        kept = 0
         for c in existing:
             if fingerprints_in(c.body) & current:
                 continue
             if scope is not None and not self._in_scope(c, scope):
                 continue
+            if recheck.not_rechecked(c.body, unchecked):
+                kept += 1
+                continue
             self.api.edit_review_comment(c.id, resolved_body(c.body, head))
             stale.append(c.id)
         if stale:
             self._resolve_threads(set(stale))
-        return len(stale)
+        return len(stale), kept
 
     def _resolve_threads(self, comment_ids: set[int]) -> None:
         """Mark the threads of stale comments resolved too (GraphQL `resolveReviewThread`), so GitHub folds

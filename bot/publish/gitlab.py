@@ -18,6 +18,7 @@ from ..progress import Progress, Quiet
 from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, is_summary, summary
 from ..review_filters import plan_inline
 from ..types import ChangeRequest, Finding, Review
+from . import recheck
 from .github import _keep_walkthrough
 from .gitlab_position import anchor, file_position
 
@@ -32,6 +33,7 @@ class PublishResult:
     summary: str = "unchanged"  # "created" | "updated" | "unchanged"
     rejections: list[str] = field(default_factory=list)
     cannot_resolve: bool = False  # the token's role may post but not resolve threads
+    kept_unchecked: int = 0  # outdated threads left open: their source did not run in this review
 
     def line(self) -> str:
         parts = [f"{self.discussions} new discussion(s)"]
@@ -160,6 +162,9 @@ def _resolve_stale(
             continue
         if scope is not None and not in_scope(position, scope):
             continue  # incremental: not re-reviewed, so not known to be fixed
+        if recheck.not_rechecked(note.get("body", ""), review.unchecked):
+            res.kept_unchecked += 1  # its source (tests, behaviour) did not run in this review
+            continue
         try:
             api.resolve_discussion(iid, str(d["id"]))
         except PermissionDenied:  # resolving needs the Developer role; posting does not
@@ -254,6 +259,8 @@ def publish(
     if cfg.resolve_stale:
         _resolve_stale(api, iid, discussions, review, res, scope)
     notes = review.notes
+    if res.kept_unchecked:
+        notes += (recheck.kept_note(res.kept_unchecked, review.unchecked),)
     if res.cannot_resolve:
         notes += (
             "Outdated prereview threads stay open: the token's role may not resolve threads (Developer).",
