@@ -8,7 +8,9 @@ are turned off, and the review says so in one note, instead of failing inside a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
 
 from ..config import Config, SandboxConfig
 from ..sandbox import preflight
@@ -39,3 +41,18 @@ def sandbox_off(
         f"Sandbox off on this runner: {reason.rstrip('.')}. The project's tests, the behaviour checks and "
         "fix verification did not run."
     )
+
+
+def trust_checkout(path: Path | None, environ: MutableMapping[str, str] | None = None) -> str | None:
+    """The CI job's own checkout, owned by another user (a `container:` job, a Docker executor that cloned
+    as root): git refuses it ("dubious ownership") and the review would silently run from the API alone.
+    Trusted for this process's git calls only (`safe.directory`, as actions/checkout does, through
+    GIT_CONFIG_COUNT, which git reads as command-line config). Returns the log line, or None."""
+    environ = os.environ if environ is None else environ
+    if path is None or not path.exists() or path.stat().st_uid == os.geteuid():
+        return None
+    n = int(environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    environ[f"GIT_CONFIG_KEY_{n}"] = "safe.directory"
+    environ[f"GIT_CONFIG_VALUE_{n}"] = str(path)
+    environ["GIT_CONFIG_COUNT"] = str(n + 1)
+    return f"the checkout {path} belongs to another user: trusted for git (safe.directory) in this run"

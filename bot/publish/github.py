@@ -122,7 +122,7 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
 def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) -> SummaryState:
     """The bot's summary comment: it starts with the summary marker, its author is the bot, and its state
     (paused, last head, fingerprints) is read from its trailing marker block only."""
-    for n in notes:
+    for n in sorted(notes, key=lambda n: n.id):  # the oldest: the one concurrent runs all adopt
         if is_summary(n.body) and is_bot_login(getattr(n, "login", ""), bot_logins):
             markers = trailing_markers(n.body)
             heads = [m.group(1) for m in map(_HEAD.fullmatch, markers) if m]
@@ -396,11 +396,23 @@ class GitHubPublisher:
         return text
 
     def _upsert_summary(self, state: SummaryState, body: str) -> int:
+        """Edit the summary in place; create it only when there is none even now. Two runs at once (a push
+        review and a comment command) both read "none" at their start: the summary is read again before
+        creating, and if one appeared meanwhile anyway, every run adopts the oldest and removes its own."""
         if state.comment_id is None:
-            return int(self.api.create_issue_comment(self.number, body)["id"])
+            state = self.summary()
+        if state.comment_id is None:
+            created = int(self.api.create_issue_comment(self.number, body)["id"])
+            oldest = self.summary()
+            if oldest.comment_id is None or oldest.comment_id == created:
+                return created
+            self.api.delete_issue_comment(created)
+            state = oldest
+        comment_id = state.comment_id
+        assert comment_id is not None
         if state.body.strip() != body.strip():
-            self.api.edit_issue_comment(state.comment_id, body)
-        return state.comment_id
+            self.api.edit_issue_comment(comment_id, body)
+        return comment_id
 
     def set_walkthrough(self, block: str) -> None:
         """`/describe`: the walkthrough block into the one summary comment (created when there is none)."""

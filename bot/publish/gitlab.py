@@ -181,7 +181,11 @@ def _same_summary(a: str, b: str) -> bool:
     return _SECONDS.sub("", a).strip() == _SECONDS.sub("", b).strip()
 
 
-def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str) -> str:
+def _summary_note(
+    api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str, own: str | None = None
+) -> str:
+    if not any(_is_summary(d) for d in discussions):  # read again: another run may have made it since
+        discussions = ours(api.discussions(iid), own)
     for d in discussions:
         if _is_summary(d):
             note = _first_note(d)
@@ -273,5 +277,7 @@ def publish(
         )
     body = summary(replace(review, notes=notes), not_inline=tuple(not_inline))
     previous = next((_first_note(d).get("body", "") for d in discussions if _is_summary(d)), "")
-    res.summary = _summary_note(api, iid, discussions, _keep_walkthrough(body, previous))
+    res.summary = _summary_note(
+        api, iid, discussions, _keep_walkthrough(body, previous), own() if own is not None else None
+    )
     return res
