@@ -9,11 +9,12 @@
 #   PREREVIEW_PYTHON      the interpreter that creates it (default python3)
 #   PREREVIEW_WHEELHOUSE  where the llama-cpp-python wheel is built and found (cached by the callers)
 #   PREREVIEW_LLAMA       1 = in-process model (llama-cpp-python), 0 = a model server (api-base)
-#   PREREVIEW_LLAMA_BUILD cpu (portable: every x86 variant, picked at load time) or cuda
+#   PREREVIEW_LLAMA_BUILD cpu (portable x86-64-v3), cpu-all (every x86 variant, picked at load) or cuda
 #   PREREVIEW_LLAMA_VERSION  llama-cpp-python version (default: the pin in pyproject.toml next to this file)
 #   PREREVIEW_SEMGREP_VERSION  semgrep version (default: the Makefile's pin)
 #   PREREVIEW_SEMGREP     an installed semgrep to link instead of installing one (a self-hosted runner's)
 set -euo pipefail
+export SEMGREP_ENABLE_VERSION_CHECK=0  # else `semgrep --version` waits ~100 s on egress-filtered runners
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$(dirname "$here")")"
 : "${PREREVIEW_VENV:?set PREREVIEW_VENV to the venv to install into}"
@@ -43,14 +44,21 @@ extras="scanners"
 find_links=()
 if [ "$PREREVIEW_LLAMA" = 1 ]; then
   extras="$extras,llama"
-  PORTABLE="-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=ON -DGGML_BACKEND_DL=ON -DCMAKE_INSTALL_BINDIR=llama_cpp/lib"
+  # Portable: no -march=native (a wheel restored on another CPU would die with SIGILL). Dynamic backends
+  # (GGML_BACKEND_DL): the CPU backend checks the CPU when it loads and refuses one that lacks its
+  # instructions (a one-line error here, never a crash). The variant libraries go beside libggml
+  # (llama_cpp/lib), where prereview loads them from.
+  #   cpu      one variant, x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86 server CPU since 2013-2015):
+  #            one CPU backend compiled, as long as a native build
+  #   cpu-all  all 14 x86 variants (x64, SSE4.2 … AVX-512, AMX), the best picked at load: any x86 CPU,
+  #            about 3.6 times the compile
+  DL="-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DCMAKE_INSTALL_BINDIR=llama_cpp/lib"
+  V3="-DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
   case "$PREREVIEW_LLAMA_BUILD" in
-    # Portable: no -march=native (a wheel restored on another CPU would die with SIGILL); every x86
-    # variant is built and llama.cpp loads the best one for the CPU it runs on (needs dynamic backends).
-    # The variant libraries go beside libggml (llama_cpp/lib), where prereview loads them from.
-    cpu) cmake_args="$PORTABLE" ;;
-    cuda) cmake_args="-DGGML_CUDA=ON $PORTABLE" ;;
-    *) echo "prereview-install: llama-build must be cpu or cuda (got '$PREREVIEW_LLAMA_BUILD')" >&2; exit 2 ;;
+    cpu) cmake_args="$DL $V3" ;;
+    cpu-all) cmake_args="$DL -DGGML_CPU_ALL_VARIANTS=ON" ;;
+    cuda) cmake_args="-DGGML_CUDA=ON $DL $V3" ;;
+    *) echo "prereview-install: llama-build must be cpu, cpu-all or cuda (got '$PREREVIEW_LLAMA_BUILD')" >&2; exit 2 ;;
   esac
   mkdir -p "$PREREVIEW_WHEELHOUSE"
   if compgen -G "$PREREVIEW_WHEELHOUSE/llama_cpp_python-$PREREVIEW_LLAMA_VERSION-*.whl" >/dev/null; then

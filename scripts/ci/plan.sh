@@ -10,7 +10,7 @@ root="$ACTION_PATH"
 python="${PYTHON_PATH:-$(command -v python3)}"
 pyver="${PYTHON_VERSION:-$("$python" -c 'import platform; print(platform.python_version())')}"
 build="${LLAMA_BUILD:-cpu}"
-case "$build" in cpu|cuda) ;; *) echo "prereview: llama-build must be cpu or cuda (got '$build')" >&2; exit 2 ;; esac
+case "$build" in cpu|cpu-all|cuda) ;; *) echo "prereview: llama-build must be cpu, cpu-all or cuda (got '$build')" >&2; exit 2 ;; esac
 llama_version="$(sed -n 's/^llama = \["llama-cpp-python==\([^"]*\)"\]/\1/p' "$root/pyproject.toml")"
 src_hash="$(cd "$root" && find action.yml pyproject.toml bot scripts/ci -type f ! -name '*.pyc' ! -path '*/__pycache__/*' \
   | LC_ALL=C sort | xargs -d '\n' sha256sum | sha256sum | cut -c1-16)"
@@ -32,7 +32,7 @@ flavour="llama$llama_version-$build"; [ "$llama" = 0 ] && flavour="api"
   echo "cache-dir=$base/cache"
   echo "models=$base/cache/models"
   echo "model-cacheable=$model_cacheable"
-  echo "wheel-key=prereview-wheel-$runner-py$pyver-llama$llama_version-$build-portable1"
+  echo "wheel-key=prereview-wheel-$runner-py$pyver-llama$llama_version-$build-portable2"
   echo "venv-key=prereview-venv-$runner-py$pyver-$flavour-${extras//,/+}-$src_hash"
   echo "model-key=prereview-model-$runner-${MODEL:-default}-$catalog_hash"
 } >> "$GITHUB_OUTPUT"

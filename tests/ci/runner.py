@@ -478,6 +478,57 @@ def expand(text: str, variables: Mapping[str, str]) -> str:
     return _VAR.sub(lambda m: variables.get(m[1] or m[2], ""), text)
 
 
+_INPUT = re.compile(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]")
+
+
+def load_component(path: Path, inputs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A CI file with a `spec:` header, as GitLab includes it: the body is parsed, then every
+    `$[[ inputs.NAME ]]` in its strings is the given value, else the input's default (an undeclared
+    input, a missing required one or a value outside `options` fails as GitLab refuses the include)."""
+    text = path.read_text()
+    header, sep, body = text.partition("\n---\n")
+    if not sep:
+        if _INPUT.search(text) or inputs:
+            raise Unsupported(f"{path.name}: inputs without a spec header")
+        return yaml.safe_load(text)  # type: ignore[no-any-return]
+    spec = (yaml.safe_load(header) or {}).get("spec", {}).get("inputs", {}) or {}
+    given = dict(inputs or {})
+    unknown = set(given) - set(spec)
+    if unknown:
+        raise AssertionError(f"GitLab refuses the include: unknown inputs {sorted(unknown)}")
+    values: dict[str, str] = {}
+    for name, decl in spec.items():
+        decl = decl or {}
+        if name not in given and "default" not in decl:
+            raise AssertionError(f"GitLab refuses the include: input {name} is required")
+        value = str(given.get(name, decl.get("default")))
+        if decl.get("options") and value not in [str(o) for o in decl["options"]]:
+            raise AssertionError(f"GitLab refuses the include: {name}={value!r} not in {decl['options']}")
+        values[name] = value
+
+    def sub(m: re.Match[str]) -> str:
+        if m[1] not in values:
+            raise AssertionError(f"GitLab refuses the include: $[[ inputs.{m[1]} ]] is not declared")
+        return values[m[1]]
+
+    def walk(node: Any) -> Any:  # GitLab interpolates the parsed YAML's strings, keys included
+        if isinstance(node, dict):
+            return {walk(k): walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return _INPUT.sub(sub, node) if isinstance(node, str) else node
+
+    return walk(yaml.safe_load(body))  # type: ignore[no-any-return]
+
+
+@dataclass
+class Image:
+    """A container image as the job sees it: what its PATH holds, and its ENV (job variables override)."""
+
+    path: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
 def gitlab_job(
     template: Mapping[str, Any],
     job_name: str,
@@ -489,8 +540,11 @@ def gitlab_job(
     extra_env: Mapping[str, str] | None = None,
     extra_path: list[str] | None = None,
     overrides: Mapping[str, str] | None = None,
+    images: Mapping[str, Image] | None = None,
 ) -> JobResult:
-    """Run one job of a GitLab CI file as a runner would: variables, cache restore, script, cache save."""
+    """Run one job of a GitLab CI file as a runner would: variables, cache restore, script, cache save.
+    `images`: the images this runner can pull, by name (a `python:*` key matches any python tag); the
+    job's `image:` must be one of them. Without `images`, `extra_path` stands for the image."""
     job = template[job_name]
     if home.exists():
         shutil.rmtree(home)
@@ -500,6 +554,13 @@ def gitlab_job(
         for k, v in source.items():
             value = v["value"] if isinstance(v, dict) else v
             variables[k] = expand(str(value), variables)
+    image = Image(path=list(extra_path or []))
+    if images is not None:
+        name = expand(str(job.get("image", "")), variables)
+        match = images.get(name) or (images.get("python:*") if name.startswith("python:") else None)
+        if match is None:
+            raise Unsupported(f"image {name!r} is not emulated (have {sorted(images)})")
+        image = match
     caches = job.get("cache") or []
     caches = [caches] if isinstance(caches, dict) else caches
     resolved = []
@@ -508,16 +569,19 @@ def gitlab_job(
         if isinstance(key, dict):
             raise Unsupported("cache:key:files is not emulated")
         key = expand(str(key), variables)
+        if "/" in key or key in (".", ".."):
+            raise AssertionError(f"GitLab refuses the cache key {key!r} (no '/', not . or ..)")
         for p in c["paths"]:
-            resolved.append((f"{key}::{p}", project_dir / expand(p, variables)))
-    for key, p in resolved:
+            resolved.append((f"{key}::{p}", project_dir / expand(p, variables), c.get("when", "on_success")))
+    for key, p, _ in resolved:
         cache.restore(key, p)
     lines = [*(job.get("before_script") or []), *job["script"]]
     script = project_dir.parent / f"{job_name}-script.sh"
     script.write_text("\n".join(str(x) for x in lines) + "\n")
     env = {
-        "PATH": ":".join([*(extra_path or []), CLEAN_PATH]),
+        "PATH": ":".join([*image.path, CLEAN_PATH]),
         "LANG": "C.UTF-8",
+        **image.env,
         "CI": "true",
         "GITLAB_CI": "true",
         **variables,
@@ -533,7 +597,7 @@ def gitlab_job(
     )
     step = StepResult("script", ran=True, code=proc.returncode, out=proc.stdout + proc.stderr)
     step.seconds = time.monotonic() - started
-    for key, p in resolved:  # GitLab saves the cache after the script (on success by default)
-        if proc.returncode == 0:
+    for key, p, when in resolved:  # after the script: on success by default, or `when: always`
+        if when == "always" or (when == "on_success") == (proc.returncode == 0):
             cache.save(key, p)
     return JobResult([step], {}, variables)
