@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -601,3 +602,52 @@ def gitlab_job(
         if when == "always" or (when == "on_success") == (proc.returncode == 0):
             cache.save(key, p)
     return JobResult([step], {}, variables)
+
+
+# --- a GitHub-style workflow job (Gitea / Forgejo Actions) --------------------------------------------------
+
+
+def workflow_job(
+    workflow: Mapping[str, Any],
+    job_name: str,
+    *,
+    workspace: Path,
+    env: Mapping[str, str],
+    secrets: Mapping[str, str],
+    images: Mapping[str, Image],
+) -> JobResult:
+    """Run one job of a workflow as act_runner does, for the steps a review job uses: `actions/checkout`
+    (the workspace already holds the checkout the test made; its `fetch-depth` must be 0, as prereview
+    needs base and head), `uses: docker://IMAGE` (its `args` run in that image, the workspace mounted,
+    the job's and the step's env passed), `run:` (bash on the runner). Anything else is refused."""
+    job = workflow["jobs"][job_name]
+    context = {"secrets": dict(secrets), "github": {}, "inputs": {}, "steps": {}, "runner": {}}
+    results: list[StepResult] = []
+    for i, step in enumerate(job["steps"]):
+        name = step.get("name") or step.get("uses") or f"step {i}"
+        step_env = {k: interpolate(v, context) for k, v in (step.get("env") or {}).items()}
+        uses = str(step.get("uses", ""))
+        if uses.startswith("actions/checkout@"):
+            if (step.get("with") or {}).get("fetch-depth") != 0 or not (workspace / ".git").exists():
+                raise Unsupported("only a full-history checkout already in the workspace is emulated")
+            results.append(StepResult(name, ran=True))
+            continue
+        if uses.startswith("docker://"):
+            image = images.get(uses[len("docker://") :])
+            if image is None:
+                raise Unsupported(f"image {uses} is not emulated (have {sorted(images)})")
+            argv = shlex.split(str((step.get("with") or {}).get("args", "")))
+            full = {"PATH": ":".join([*image.path, CLEAN_PATH]), **image.env, **env, **step_env}
+        elif "run" in step:
+            argv = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
+            full = {"PATH": CLEAN_PATH, **env, **step_env}
+        else:
+            raise Unsupported(f"step {name} is not emulated")
+        started = time.monotonic()
+        proc = subprocess.run(argv, cwd=workspace, env=full, capture_output=True, text=True)
+        res = StepResult(name, ran=True, code=proc.returncode, out=proc.stdout + proc.stderr)
+        res.seconds = time.monotonic() - started
+        results.append(res)
+        if proc.returncode != 0:
+            break
+    return JobResult(results, {}, dict(env))
