@@ -9,7 +9,7 @@
 #   PREREVIEW_PYTHON      the interpreter that creates it (default python3)
 #   PREREVIEW_WHEELHOUSE  where the llama-cpp-python wheel is built and found (cached by the callers)
 #   PREREVIEW_LLAMA       1 = in-process model (llama-cpp-python), 0 = a model server (api-base)
-#   PREREVIEW_LLAMA_BUILD cpu (portable x86-64-v3), cpu-all (every x86 variant, picked at load) or cuda
+#   PREREVIEW_LLAMA_BUILD cpu (portable x86-64-v3), cpu-all (every x86 variant) or cuda: llama-wheel.sh
 #   PREREVIEW_LLAMA_VERSION  llama-cpp-python version (default: the pin in pyproject.toml next to this file)
 #   PREREVIEW_SEMGREP_VERSION  semgrep version (default: the Makefile's pin)
 #   PREREVIEW_SEMGREP     an installed semgrep to link instead of installing one (a self-hosted runner's)
@@ -44,32 +44,8 @@ extras="scanners"
 find_links=()
 if [ "$PREREVIEW_LLAMA" = 1 ]; then
   extras="$extras,llama"
-  # Portable: no -march=native (a wheel restored on another CPU would die with SIGILL). Dynamic backends
-  # (GGML_BACKEND_DL): the CPU backend checks the CPU when it loads and refuses one that lacks its
-  # instructions (a one-line error here, never a crash). The variant libraries go beside libggml
-  # (llama_cpp/lib), where prereview loads them from.
-  #   cpu      one variant, x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86 server CPU since 2013-2015):
-  #            one CPU backend compiled, as long as a native build
-  #   cpu-all  all 14 x86 variants (x64, SSE4.2 … AVX-512, AMX), the best picked at load: any x86 CPU,
-  #            about 3.6 times the compile
-  DL="-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DCMAKE_INSTALL_BINDIR=llama_cpp/lib"
-  V3="-DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-  case "$PREREVIEW_LLAMA_BUILD" in
-    cpu) cmake_args="$DL $V3" ;;
-    cpu-all) cmake_args="$DL -DGGML_CPU_ALL_VARIANTS=ON" ;;
-    cuda) cmake_args="-DGGML_CUDA=ON $DL $V3" ;;
-    *) echo "prereview-install: llama-build must be cpu, cpu-all or cuda (got '$PREREVIEW_LLAMA_BUILD')" >&2; exit 2 ;;
-  esac
-  mkdir -p "$PREREVIEW_WHEELHOUSE"
-  if compgen -G "$PREREVIEW_WHEELHOUSE/llama_cpp_python-$PREREVIEW_LLAMA_VERSION-*.whl" >/dev/null; then
-    say "llama-cpp-python $PREREVIEW_LLAMA_VERSION: wheel found in $PREREVIEW_WHEELHOUSE (no compile)"
-  else
-    say "llama-cpp-python $PREREVIEW_LLAMA_VERSION: compiling a portable $PREREVIEW_LLAMA_BUILD wheel (once; minutes)"
-    # --no-binary: a binary wheel from an index would be whatever that index built, not this build.
-    CMAKE_ARGS="$cmake_args" "$py" -m pip wheel "${pip_flags[@]}" --no-deps --no-binary llama-cpp-python \
-      -w "$PREREVIEW_WHEELHOUSE" "llama-cpp-python==$PREREVIEW_LLAMA_VERSION"
-    echo "$cmake_args" > "$PREREVIEW_WHEELHOUSE/CMAKE_ARGS"
-  fi
+  PREREVIEW_LLAMA_VERSION="$PREREVIEW_LLAMA_VERSION" PREREVIEW_LLAMA_BUILD="$PREREVIEW_LLAMA_BUILD" \
+    PREREVIEW_WHEELHOUSE="$PREREVIEW_WHEELHOUSE" PREREVIEW_BUILD_PYTHON="$py" bash "$here/llama-wheel.sh"
   find_links=(--find-links "$PREREVIEW_WHEELHOUSE")
 fi
 
