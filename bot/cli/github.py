@@ -79,6 +79,8 @@ def plan(event_name: str, event: Mapping[str, Any], *, pr: int | None = None) ->
                 "add one or pass --pr N"
             )
         return Job(int(str(given)))
+    if event_name in ("push", "schedule"):  # the default-branch warm-up (docs/github.md): caches filled
+        return f"nothing to review on {event_name}: prereview is installed and its caches are saved (warm-up)"
     raise PrereviewError(
         f"event '{event_name}' is not supported; run on pull_request, pull_request_target, issue_comment or "
         "workflow_dispatch (or pass --pr N)"

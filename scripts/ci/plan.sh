@@ -3,7 +3,8 @@
 # Every key carries what invalidates it: the runner (os-arch), the Python setup-python resolved (not
 # the input string), the llama-cpp-python version and build, and a hash of this action's own files
 # (so a new prereview release gets a new venv; `github.action_ref` cannot do that, see action.yml).
-# Inputs (env): ACTION_PATH, PYTHON_PATH, PYTHON_VERSION, MODEL, API_BASE, LLAMA_BUILD, RUNNER_KEY.
+# Inputs (env): ACTION_PATH, PYTHON_PATH, PYTHON_VERSION, MODEL, API_BASE, LLAMA_BUILD, RUNNER_KEY,
+# BASE_SHA and WORKSPACE (the test environments' key).
 set -euo pipefail
 : "${ACTION_PATH:?}" "${GITHUB_OUTPUT:?}"
 root="$ACTION_PATH"
@@ -22,6 +23,15 @@ extras="github"; case "${MODEL:-}" in hf:*) extras="github,hf" ;; esac
 model_cacheable=0
 if [ "$llama" = 1 ]; then case "${MODEL:-}" in hf:*|*.gguf|*/*) ;; *) model_cacheable=1 ;; esac; fi
 runner="${RUNNER_KEY:-$(uname -s)-$(uname -m)}"
+# The project's test environments are built from the BASE revision's dependency files: their hash keys
+# the cache (no base in the checkout, e.g. a comment event: one shared "nobase" entry).
+deps="nobase"
+if [ -n "${BASE_SHA:-}" ] && [ -n "${WORKSPACE:-}" ] && git -C "$WORKSPACE" cat-file -e "$BASE_SHA^{commit}" 2>/dev/null; then
+  deps="$(git -C "$WORKSPACE" ls-tree --name-only "$BASE_SHA" | LC_ALL=C sort \
+    | grep -E '^(pyproject\.toml|setup\.(py|cfg)|requirements.*\.txt|constraints.*\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|tox\.ini|noxfile\.py|package(-lock)?\.json|go\.(mod|sum)|Cargo\.(toml|lock))$' \
+    | while read -r f; do printf '%s %s\n' "$f" "$(git -C "$WORKSPACE" show "$BASE_SHA:$f" | sha256sum | cut -c1-16)"; done \
+    | sha256sum | cut -c1-16)"
+fi
 flavour="llama$llama_version-$build"; [ "$llama" = 0 ] && flavour="api"
 {
   echo "python=$python"
@@ -31,6 +41,8 @@ flavour="llama$llama_version-$build"; [ "$llama" = 0 ] && flavour="api"
   echo "wheelhouse=$base/wheels-$build"
   echo "cache-dir=$base/cache"
   echo "models=$base/cache/models"
+  echo "envs=$base/envs"
+  echo "envs-key=prereview-envs-$runner-py$pyver-$deps"
   echo "model-cacheable=$model_cacheable"
   echo "wheel-key=prereview-wheel-$runner-py$pyver-llama$llama_version-$build-portable2"
   echo "venv-key=prereview-venv-$runner-py$pyver-$flavour-${extras//,/+}-$src_hash"

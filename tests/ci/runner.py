@@ -74,6 +74,9 @@ def _eq(a: Any, b: Any) -> bool:
     return str(a) == str(b) if isinstance(a, str) != isinstance(b, str) else a == b
 
 
+STATUS_FUNCTIONS = ("always", "success", "failure", "cancelled")
+
+
 def evaluate(text: str, context: Mapping[str, Any]) -> Any:
     toks = _tokens(text)
     pos = 0
@@ -104,7 +107,11 @@ def evaluate(text: str, context: Mapping[str, Any]) -> Any:
         if val == "null":
             return None
         if peek() == ("op", "("):
-            raise Unsupported(f"function calls are not emulated: {val}() in {text!r}")
+            take()
+            if take() != ("op", ")") or val not in STATUS_FUNCTIONS:
+                raise Unsupported(f"function calls are not emulated: {val}() in {text!r}")
+            failed = bool(context.get("__failed__"))
+            return {"always": True, "success": not failed, "failure": failed, "cancelled": False}[val]
         return lookup(val, context)
 
     def cmp() -> Any:
@@ -164,11 +171,16 @@ def interpolate(value: Any, context: Mapping[str, Any]) -> Any:
 
 
 def condition(text: Any, context: Mapping[str, Any]) -> bool:
+    """A step's `if:`; without a status function it is `success() && (…)`, as on GitHub."""
+    failed = bool(context.get("__failed__"))
     if text is None:
-        return True
+        return not failed
     text = str(text).strip()
     whole = _EXPR.fullmatch(text)
-    return _truthy(evaluate(whole[1] if whole and "${{" not in whole[1] else text, context))
+    expr = whole[1] if whole and "${{" not in whole[1] else text
+    if not any(re.search(rf"\b{f}\s*\(", expr) for f in STATUS_FUNCTIONS) and failed:
+        return False
+    return _truthy(evaluate(expr, context))
 
 
 # --- runner files ------------------------------------------------------------------------------------------
@@ -339,8 +351,11 @@ class Composite:
         failed = False
         for i, step in enumerate(action["runs"]["steps"]):
             name = step.get("name") or step.get("id") or step.get("uses", f"step {i}")
-            if failed or not condition(step.get("if"), context):
+            context["__failed__"] = failed
+            if not condition(step.get("if"), context):
                 results.append(StepResult(name, ran=False))
+                if step.get("id"):
+                    context["steps"][step["id"]] = {"outputs": {}, "outcome": "skipped"}
                 continue
             started = time.monotonic()
             if "uses" in step:
@@ -381,8 +396,22 @@ class Composite:
                 raise Unsupported(
                     f"setup-python {wanted} requested; the harness has {version} ({self.python})"
                 )
-            path.insert(0, str(self.python.parent))
+            if str(with_.get("update-environment", "true")).lower() != "false":
+                path.insert(0, str(self.python.parent))
             return {"python-version": version, "python-path": str(self.python), "cache-hit": "false"}
+        if name in ("actions/cache/restore", "actions/cache/save"):
+            if with_.get("restore-keys"):
+                raise Unsupported("actions/cache restore-keys are not emulated")
+            paths = [p for p in str(with_["path"]).splitlines() if p.strip()]
+            if len(paths) != 1:
+                raise Unsupported("actions/cache with several paths is not emulated")
+            target = Path(os.path.expanduser(paths[0].replace("~", str(self.home), 1)))
+            key = str(with_["key"])
+            if name.endswith("/save"):
+                self.cache.save(key, target)  # a missing path: a warning on GitHub, nothing saved
+                return {}
+            hit = self.cache.restore(key, target)
+            return {"cache-hit": "true" if hit else "false", "cache-primary-key": key}
         if name == "actions/cache":
             if with_.get("restore-keys"):
                 raise Unsupported("actions/cache restore-keys are not emulated")
