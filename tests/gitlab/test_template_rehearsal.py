@@ -102,6 +102,7 @@ def test_the_defaults_review_in_the_prereview_image(bug_mr: MR, machine, prerevi
     images = {IMAGE: prereview_image, "python:*": PYTHON}
     with bug_mr.fake() as fake:
         first = _job(bug_mr, fake, machine, inputs, images)
+        print(first.log)  # the job's seconds, shown with -s
         assert first.ok, first.log
         out = first.steps[0].out
         assert "using the image's prereview" in out and "installing" not in out, out
@@ -110,6 +111,7 @@ def test_the_defaults_review_in_the_prereview_image(bug_mr: MR, machine, prerevi
         assert (bug_mr.repo / "gl-code-quality-report.json").is_file()
         posted = len(fake.diff_notes)
         second = _job(bug_mr, fake, machine, inputs, images)
+        print(second.log)
         assert second.ok, second.log
         assert len(fake.diff_notes) == posted, "nothing posted twice"
 
@@ -132,6 +134,7 @@ def test_a_python_image_installs_from_the_pinned_source_then_runs_from_the_cache
     }
     with bug_mr.fake() as fake:
         first = _job(bug_mr, fake, machine, inputs, {"python:*": PYTHON})
+        print(first.log)  # the job's seconds, shown with -s
         assert first.ok, first.log
         out = first.steps[0].out
         assert f"installing prereview from file://{src}" in out and "already in the cache" in out, out
@@ -139,6 +142,7 @@ def test_a_python_image_installs_from_the_pinned_source_then_runs_from_the_cache
         assert any(k.startswith("prereview-venv-llama") for k in store.saved), store.saved
         posted = len(fake.diff_notes)
         second = _job(bug_mr, fake, machine, inputs, {"python:*": PYTHON})
+        print(second.log)
         assert second.ok, second.log
         assert "venv restored from the cache" in second.steps[0].out
         assert "installing" not in second.steps[0].out
