@@ -28,7 +28,7 @@ runner="${RUNNER_KEY:-$(uname -s)-$(uname -m)}"
 deps="nobase"
 if [ -n "${BASE_SHA:-}" ] && [ -n "${WORKSPACE:-}" ] && git -C "$WORKSPACE" cat-file -e "$BASE_SHA^{commit}" 2>/dev/null; then
   deps="$(git -C "$WORKSPACE" ls-tree --name-only "$BASE_SHA" | LC_ALL=C sort \
-    | grep -E '^(pyproject\.toml|setup\.(py|cfg)|requirements.*\.txt|constraints.*\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|tox\.ini|noxfile\.py|package(-lock)?\.json|go\.(mod|sum)|Cargo\.(toml|lock))$' \
+    | { grep -E '^(pyproject\.toml|setup\.(py|cfg)|requirements.*\.txt|constraints.*\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|tox\.ini|noxfile\.py|package(-lock)?\.json|go\.(mod|sum)|Cargo\.(toml|lock))$' || true; } \
     | while read -r f; do printf '%s %s\n' "$f" "$(git -C "$WORKSPACE" show "$BASE_SHA:$f" | sha256sum | cut -c1-16)"; done \
     | sha256sum | cut -c1-16)"
 fi

@@ -183,6 +183,10 @@ def test_the_test_environments_are_keyed_on_the_bases_dependency_files(tmp_path:
     new = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert _plan(tmp_path, **env)["envs-key"] == key
     assert _plan(tmp_path, **{**env, "BASE_SHA": new})["envs-key"] != key
+    (repo / "pyproject.toml").unlink()  # a base without any dependency file still plans
+    subprocess.run([*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "none"], check=True)
+    bare = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert _plan(tmp_path, **{**env, "BASE_SHA": bare})["envs-key"] not in (key, "")
 
 
 def test_test_command_and_tests_python_inputs_reach_the_config() -> None:
