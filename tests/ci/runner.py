@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -73,6 +74,9 @@ def _eq(a: Any, b: Any) -> bool:
     return str(a) == str(b) if isinstance(a, str) != isinstance(b, str) else a == b
 
 
+STATUS_FUNCTIONS = ("always", "success", "failure", "cancelled")
+
+
 def evaluate(text: str, context: Mapping[str, Any]) -> Any:
     toks = _tokens(text)
     pos = 0
@@ -103,7 +107,11 @@ def evaluate(text: str, context: Mapping[str, Any]) -> Any:
         if val == "null":
             return None
         if peek() == ("op", "("):
-            raise Unsupported(f"function calls are not emulated: {val}() in {text!r}")
+            take()
+            if take() != ("op", ")") or val not in STATUS_FUNCTIONS:
+                raise Unsupported(f"function calls are not emulated: {val}() in {text!r}")
+            failed = bool(context.get("__failed__"))
+            return {"always": True, "success": not failed, "failure": failed, "cancelled": False}[val]
         return lookup(val, context)
 
     def cmp() -> Any:
@@ -163,11 +171,16 @@ def interpolate(value: Any, context: Mapping[str, Any]) -> Any:
 
 
 def condition(text: Any, context: Mapping[str, Any]) -> bool:
+    """A step's `if:`; without a status function it is `success() && (…)`, as on GitHub."""
+    failed = bool(context.get("__failed__"))
     if text is None:
-        return True
+        return not failed
     text = str(text).strip()
     whole = _EXPR.fullmatch(text)
-    return _truthy(evaluate(whole[1] if whole and "${{" not in whole[1] else text, context))
+    expr = whole[1] if whole and "${{" not in whole[1] else text
+    if not any(re.search(rf"\b{f}\s*\(", expr) for f in STATUS_FUNCTIONS) and failed:
+        return False
+    return _truthy(evaluate(expr, context))
 
 
 # --- runner files ------------------------------------------------------------------------------------------
@@ -338,8 +351,11 @@ class Composite:
         failed = False
         for i, step in enumerate(action["runs"]["steps"]):
             name = step.get("name") or step.get("id") or step.get("uses", f"step {i}")
-            if failed or not condition(step.get("if"), context):
+            context["__failed__"] = failed
+            if not condition(step.get("if"), context):
                 results.append(StepResult(name, ran=False))
+                if step.get("id"):
+                    context["steps"][step["id"]] = {"outputs": {}, "outcome": "skipped"}
                 continue
             started = time.monotonic()
             if "uses" in step:
@@ -380,8 +396,22 @@ class Composite:
                 raise Unsupported(
                     f"setup-python {wanted} requested; the harness has {version} ({self.python})"
                 )
-            path.insert(0, str(self.python.parent))
+            if str(with_.get("update-environment", "true")).lower() != "false":
+                path.insert(0, str(self.python.parent))
             return {"python-version": version, "python-path": str(self.python), "cache-hit": "false"}
+        if name in ("actions/cache/restore", "actions/cache/save"):
+            if with_.get("restore-keys"):
+                raise Unsupported("actions/cache restore-keys are not emulated")
+            paths = [p for p in str(with_["path"]).splitlines() if p.strip()]
+            if len(paths) != 1:
+                raise Unsupported("actions/cache with several paths is not emulated")
+            target = Path(os.path.expanduser(paths[0].replace("~", str(self.home), 1)))
+            key = str(with_["key"])
+            if name.endswith("/save"):
+                self.cache.save(key, target)  # a missing path: a warning on GitHub, nothing saved
+                return {}
+            hit = self.cache.restore(key, target)
+            return {"cache-hit": "true" if hit else "false", "cache-primary-key": key}
         if name == "actions/cache":
             if with_.get("restore-keys"):
                 raise Unsupported("actions/cache restore-keys are not emulated")
@@ -478,6 +508,57 @@ def expand(text: str, variables: Mapping[str, str]) -> str:
     return _VAR.sub(lambda m: variables.get(m[1] or m[2], ""), text)
 
 
+_INPUT = re.compile(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]")
+
+
+def load_component(path: Path, inputs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A CI file with a `spec:` header, as GitLab includes it: the body is parsed, then every
+    `$[[ inputs.NAME ]]` in its strings is the given value, else the input's default (an undeclared
+    input, a missing required one or a value outside `options` fails as GitLab refuses the include)."""
+    text = path.read_text()
+    header, sep, body = text.partition("\n---\n")
+    if not sep:
+        if _INPUT.search(text) or inputs:
+            raise Unsupported(f"{path.name}: inputs without a spec header")
+        return yaml.safe_load(text)  # type: ignore[no-any-return]
+    spec = (yaml.safe_load(header) or {}).get("spec", {}).get("inputs", {}) or {}
+    given = dict(inputs or {})
+    unknown = set(given) - set(spec)
+    if unknown:
+        raise AssertionError(f"GitLab refuses the include: unknown inputs {sorted(unknown)}")
+    values: dict[str, str] = {}
+    for name, decl in spec.items():
+        decl = decl or {}
+        if name not in given and "default" not in decl:
+            raise AssertionError(f"GitLab refuses the include: input {name} is required")
+        value = str(given.get(name, decl.get("default")))
+        if decl.get("options") and value not in [str(o) for o in decl["options"]]:
+            raise AssertionError(f"GitLab refuses the include: {name}={value!r} not in {decl['options']}")
+        values[name] = value
+
+    def sub(m: re.Match[str]) -> str:
+        if m[1] not in values:
+            raise AssertionError(f"GitLab refuses the include: $[[ inputs.{m[1]} ]] is not declared")
+        return values[m[1]]
+
+    def walk(node: Any) -> Any:  # GitLab interpolates the parsed YAML's strings, keys included
+        if isinstance(node, dict):
+            return {walk(k): walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return _INPUT.sub(sub, node) if isinstance(node, str) else node
+
+    return walk(yaml.safe_load(body))  # type: ignore[no-any-return]
+
+
+@dataclass
+class Image:
+    """A container image as the job sees it: what its PATH holds, and its ENV (job variables override)."""
+
+    path: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
 def gitlab_job(
     template: Mapping[str, Any],
     job_name: str,
@@ -489,8 +570,11 @@ def gitlab_job(
     extra_env: Mapping[str, str] | None = None,
     extra_path: list[str] | None = None,
     overrides: Mapping[str, str] | None = None,
+    images: Mapping[str, Image] | None = None,
 ) -> JobResult:
-    """Run one job of a GitLab CI file as a runner would: variables, cache restore, script, cache save."""
+    """Run one job of a GitLab CI file as a runner would: variables, cache restore, script, cache save.
+    `images`: the images this runner can pull, by name (a `python:*` key matches any python tag); the
+    job's `image:` must be one of them. Without `images`, `extra_path` stands for the image."""
     job = template[job_name]
     if home.exists():
         shutil.rmtree(home)
@@ -500,6 +584,13 @@ def gitlab_job(
         for k, v in source.items():
             value = v["value"] if isinstance(v, dict) else v
             variables[k] = expand(str(value), variables)
+    image = Image(path=list(extra_path or []))
+    if images is not None:
+        name = expand(str(job.get("image", "")), variables)
+        match = images.get(name) or (images.get("python:*") if name.startswith("python:") else None)
+        if match is None:
+            raise Unsupported(f"image {name!r} is not emulated (have {sorted(images)})")
+        image = match
     caches = job.get("cache") or []
     caches = [caches] if isinstance(caches, dict) else caches
     resolved = []
@@ -508,16 +599,19 @@ def gitlab_job(
         if isinstance(key, dict):
             raise Unsupported("cache:key:files is not emulated")
         key = expand(str(key), variables)
+        if "/" in key or key in (".", ".."):
+            raise AssertionError(f"GitLab refuses the cache key {key!r} (no '/', not . or ..)")
         for p in c["paths"]:
-            resolved.append((f"{key}::{p}", project_dir / expand(p, variables)))
-    for key, p in resolved:
+            resolved.append((f"{key}::{p}", project_dir / expand(p, variables), c.get("when", "on_success")))
+    for key, p, _ in resolved:
         cache.restore(key, p)
     lines = [*(job.get("before_script") or []), *job["script"]]
     script = project_dir.parent / f"{job_name}-script.sh"
     script.write_text("\n".join(str(x) for x in lines) + "\n")
     env = {
-        "PATH": ":".join([*(extra_path or []), CLEAN_PATH]),
+        "PATH": ":".join([*image.path, CLEAN_PATH]),
         "LANG": "C.UTF-8",
+        **image.env,
         "CI": "true",
         "GITLAB_CI": "true",
         **variables,
@@ -533,7 +627,56 @@ def gitlab_job(
     )
     step = StepResult("script", ran=True, code=proc.returncode, out=proc.stdout + proc.stderr)
     step.seconds = time.monotonic() - started
-    for key, p in resolved:  # GitLab saves the cache after the script (on success by default)
-        if proc.returncode == 0:
+    for key, p, when in resolved:  # after the script: on success by default, or `when: always`
+        if when == "always" or (when == "on_success") == (proc.returncode == 0):
             cache.save(key, p)
     return JobResult([step], {}, variables)
+
+
+# --- a GitHub-style workflow job (Gitea / Forgejo Actions) --------------------------------------------------
+
+
+def workflow_job(
+    workflow: Mapping[str, Any],
+    job_name: str,
+    *,
+    workspace: Path,
+    env: Mapping[str, str],
+    secrets: Mapping[str, str],
+    images: Mapping[str, Image],
+) -> JobResult:
+    """Run one job of a workflow as act_runner does, for the steps a review job uses: `actions/checkout`
+    (the workspace already holds the checkout the test made; its `fetch-depth` must be 0, as prereview
+    needs base and head), `uses: docker://IMAGE` (its `args` run in that image, the workspace mounted,
+    the job's and the step's env passed), `run:` (bash on the runner). Anything else is refused."""
+    job = workflow["jobs"][job_name]
+    context = {"secrets": dict(secrets), "github": {}, "inputs": {}, "steps": {}, "runner": {}}
+    results: list[StepResult] = []
+    for i, step in enumerate(job["steps"]):
+        name = step.get("name") or step.get("uses") or f"step {i}"
+        step_env = {k: interpolate(v, context) for k, v in (step.get("env") or {}).items()}
+        uses = str(step.get("uses", ""))
+        if uses.startswith("actions/checkout@"):
+            if (step.get("with") or {}).get("fetch-depth") != 0 or not (workspace / ".git").exists():
+                raise Unsupported("only a full-history checkout already in the workspace is emulated")
+            results.append(StepResult(name, ran=True))
+            continue
+        if uses.startswith("docker://"):
+            image = images.get(uses[len("docker://") :])
+            if image is None:
+                raise Unsupported(f"image {uses} is not emulated (have {sorted(images)})")
+            argv = shlex.split(str((step.get("with") or {}).get("args", "")))
+            full = {"PATH": ":".join([*image.path, CLEAN_PATH]), **image.env, **env, **step_env}
+        elif "run" in step:
+            argv = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
+            full = {"PATH": CLEAN_PATH, **env, **step_env}
+        else:
+            raise Unsupported(f"step {name} is not emulated")
+        started = time.monotonic()
+        proc = subprocess.run(argv, cwd=workspace, env=full, capture_output=True, text=True)
+        res = StepResult(name, ran=True, code=proc.returncode, out=proc.stdout + proc.stderr)
+        res.seconds = time.monotonic() - started
+        results.append(res)
+        if proc.returncode != 0:
+            break
+    return JobResult(results, {}, dict(env))

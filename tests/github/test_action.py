@@ -197,8 +197,8 @@ def test_nothing_to_do_and_user_errors(action: Action) -> None:
     draft = payload("pull_request.opened.pac.json", head=action.head, base=action.base, draft=True)
     assert action.run("pull_request", draft).code == 0
     assert action.gh.requests == []
-    push = action.run("push", {"ref": "refs/heads/main"})
-    assert push.code == 2 and "not supported" in push.err and "Traceback" not in push.err
+    release = action.run("release", {"action": "published"})
+    assert release.code == 2 and "not supported" in release.err and "Traceback" not in release.err
     bad_config = dict(action.config, github={"write_interval": 0, "max_coments": 3})
     action.config = bad_config
     typo = action.run("pull_request", action.opened())
@@ -289,3 +289,11 @@ def test_a_broken_sandbox_is_one_note(action: Action) -> None:
     summary = next(c["body"] for c in action.gh.issue_comments if SUMMARY_MARKER in c["body"])
     notes = [line for line in summary.splitlines() if "Sandbox off on this runner" in line]
     assert len(notes) == 1 and "cannot create user namespaces" in notes[0]
+
+
+def test_a_push_is_the_warm_up_run(action: Action) -> None:
+    """The documented default-branch warm-up job runs the action on `push`: it installs and saves the
+    caches every pull request can restore, and the review step exits 0 saying there is nothing to review."""
+    run = action.run("push", {"ref": "refs/heads/main"})
+    assert run.code == 0, run.err
+    assert "warm-up" in run.err and action.gh.reviews == [] and action.gh.issue_comments == []

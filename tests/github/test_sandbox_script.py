@@ -43,6 +43,7 @@ def _run(tmp: Path, bin_: Path, **env: str) -> subprocess.CompletedProcess[str]:
         "PREREVIEW_USERNS_SYSCTL": str(restrict),
         "PREREVIEW_APPARMOR_PROFILE": str(tmp / "apparmor.d-bwrap"),
         "PREREVIEW_SANDBOX_SUDO": "direct",
+        "RUNNER_ENVIRONMENT": "github-hosted",  # a throwaway VM: the action may relax the restriction
         "GITHUB_ENV": str(tmp / "github_env"),
         **env,
     }
@@ -83,3 +84,15 @@ def test_a_working_bwrap_is_left_alone(tmp_path: Path) -> None:
     proc = _run(tmp_path, bin_)
     assert proc.stdout.strip() == "ok" and not (tmp_path / "apparmor.d-bwrap").exists()
     assert os.access(SCRIPT, os.X_OK)
+
+
+def test_a_self_hosted_runner_is_not_changed_unless_asked(tmp_path: Path) -> None:
+    """Relaxing user namespaces is host-wide: only on GitHub-hosted runners by default (issue 27)."""
+    bin_ = _fakes(tmp_path, parser_helps=True)
+    proc = _run(tmp_path, bin_, RUNNER_ENVIRONMENT="self-hosted")
+    assert proc.stdout.strip().splitlines()[-1].startswith("off: AppArmor restricts"), proc.stdout
+    assert "sandbox-userns: allow" in proc.stdout
+    assert not (tmp_path / "apparmor.d-bwrap").exists() and not (tmp_path / "sysctl-args").exists()
+    asked = _run(tmp_path, bin_, RUNNER_ENVIRONMENT="self-hosted", PREREVIEW_SANDBOX_USERNS="allow")
+    assert asked.stdout.strip().splitlines()[-1] == "ok", asked.stdout + asked.stderr
+    assert (tmp_path / "apparmor.d-bwrap").exists()

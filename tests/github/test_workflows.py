@@ -75,7 +75,17 @@ def test_action_metadata_is_consistent() -> None:
             assert s["shell"] == "bash"
             assert "${{" not in s["run"], "inputs reach scripts through env, never by expression"
     assert any("actions/cache" in s.get("uses", "") for s in steps)
-    assert any('/bin/prereview" github' in s.get("run", "") for s in steps)
+    review = next(s for s in steps if s.get("id") == "review")
+    assert review["run"] == 'bash "$ACTION_PATH/scripts/ci/review.sh"'
+    assert '/bin/prereview" github' in (ROOT / "scripts/ci/review.sh").read_text()
+    setup = next(s for s in steps if "actions/setup-python" in s.get("uses", ""))
+    assert setup["with"]["update-environment"] is False, "the caller's later steps keep their Python"
+    # every cache is restored, then saved right after what fills it (always(): a failed review keeps it)
+    restores = [s for s in steps if "actions/cache/restore@" in s.get("uses", "")]
+    saves = [s for s in steps if "actions/cache/save@" in s.get("uses", "")]
+    assert {s["with"]["key"] for s in restores} == {s["with"]["key"] for s in saves} and len(restores) == 4
+    assert all(s["if"].startswith("always()") for s in saves)
+    assert not any(re.match(r"actions/cache@", s.get("uses", "")) for s in steps)
     # the keys come from the action's own files, never from github.action_ref (see action.yml)
     assert "action_ref" not in "".join(str(s.get("with", "")) for s in steps)
 
@@ -94,7 +104,7 @@ def test_third_party_actions_are_pinned_by_sha_with_the_version() -> None:
     lines = _uses_lines()
     assert lines
     for where, ref in lines:
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*", ref), where
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40} # v\d+(\.\d+)*", ref), where
 
 
 def test_checkouts_keep_no_credentials_and_jobs_get_their_own_permissions() -> None:
@@ -157,6 +167,26 @@ def test_the_plan_picks_extras_and_keys_per_mode(tmp_path: Path) -> None:
     assert "-cuda-" in cuda["wheel-key"] and cuda["wheel-key"] != local["wheel-key"]
     assert cuda["venv-key"] != local["venv-key"] and cuda["wheelhouse"] != local["wheelhouse"]
     assert _plan(tmp_path, PYTHON_VERSION="3.12.1")["venv-key"] != local["venv-key"]
+    assert local["envs-key"] == "prereview-envs-Linux-X64-py3.11.9-nobase"
+
+
+def test_the_test_environments_are_keyed_on_the_bases_dependency_files(tmp_path: Path, make_repo) -> None:
+    repo = make_repo({"pyproject.toml": "[project]\nname = 'x'\n", "a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    git = ["git", "-C", str(repo)]
+    base = subprocess.run([*git, "rev-parse", "HEAD~1"], capture_output=True, text=True).stdout.strip()
+    env = {"PYTHON_VERSION": "3.11.9", "RUNNER_KEY": "Linux-X64", "WORKSPACE": str(repo), "BASE_SHA": base}
+    key = _plan(tmp_path, **env)["envs-key"]
+    assert key.startswith("prereview-envs-Linux-X64-py3.11.9-") and not key.endswith("nobase")
+    # the head's changes do not matter (a.py), the base's dependency files do
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\ndependencies = ['y']\n")
+    subprocess.run([*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "deps"], check=True)
+    new = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert _plan(tmp_path, **env)["envs-key"] == key
+    assert _plan(tmp_path, **{**env, "BASE_SHA": new})["envs-key"] != key
+    (repo / "pyproject.toml").unlink()  # a base without any dependency file still plans
+    subprocess.run([*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "none"], check=True)
+    bare = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert _plan(tmp_path, **{**env, "BASE_SHA": bare})["envs-key"] not in (key, "")
 
 
 def test_test_command_and_tests_python_inputs_reach_the_config() -> None:
