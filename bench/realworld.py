@@ -1,13 +1,21 @@
-"""A small real-world dev corpus from the git history of psf/requests, pallets/flask and python-attrs/attrs.
+"""A real-world dev corpus from the git history of real Python projects (bench/rwcorpus.py lists them:
+psf/requests, pallets/flask, python-attrs/attrs, andialbrecht/sqlparse, marshmallow-code/marshmallow,
+more-itertools/more-itertools, dateutil/dateutil, theskumar/python-dotenv; any other clone can be named).
 
 No code of those projects is stored here: `bench/data/realworld.json` lists the cases (project, commit,
-kind, file, truth lines) and every case repository is rebuilt from a local clone of the project.
+kind, file, truth lines, half) and every case repository is rebuilt from a local clone of the project.
 
-    git clone https://github.com/psf/requests /tmp/rw-requests  # and pallets/flask, python-attrs/attrs
+    git clone https://github.com/psf/requests /tmp/rw-requests  # and the others, as /tmp/rw-<name>
     python bench/realworld.py build --clone requests=/tmp/rw-requests --clone flask=/tmp/rw-flask \\
-        --clone attrs=/tmp/rw-attrs                                # -> bench/data/realworld.json
-    python bench/realworld.py run --clone requests=/tmp/rw-requests ... --out bench/out/rw.jsonl
-    python bench/realworld.py report bench/out/rw.jsonl           # figures of a finished or partial run
+        --clone attrs=/tmp/rw-attrs ...              # -> bench/data/realworld.json (8 fixes, 5 ordinary each)
+    python bench/realworld.py run --clone requests=/tmp/rw-requests ... --half tuning --out bench/out/rw.jsonl
+    python bench/realworld.py report bench/out/rw.jsonl   # figures per half of a finished or partial run
+
+Halves: `build` splits the corpus once into a `tuning` and a `check` half (each case's `half`; the rule is
+in bench/rwcorpus.py: per project and kind, by a hash of project and commit, the two cases of a fix
+commit together, the first corpus's studied cases in `tuning`). Rules are shaped on `tuning` only; the
+`check` half is run and reported as aggregate figures (`run --half check` prints no per-case outcome;
+`report` prints each half separately, with the misses per cause and the hits per rule).
 
 Selection rules (`build`; deterministic, newest first, no hand-picking):
 - commits considered: `git log --no-merges` of the clone's HEAD, single parent, no renames;
@@ -20,7 +28,8 @@ Selection rules (`build`; deterministic, newest first, no hand-picking):
   revert, ...) or CHORE_RE (release, version numbers, lint/format/typing-only, CI, ...); it modifies 1..3
   existing source files with ORDINARY_LINES changed source lines in total; other files are tests or docs;
 - per project, the newest `--per-project` fix commits (each gives one `hidden` and one `kept` case) and the
-  newest `--per-project` ordinary commits.
+  newest `--ordinary-per-project` ordinary commits. "The package folder" is the project's recorded or
+  guessed source prefixes (bench/rwcorpus.py: `src/<name>/`, `<name>/`, or a one-module `<name>.py`).
 
 Case kinds (each a repo whose last commit is the change, reviewed as base=HEAD^, head=HEAD):
 - `hidden` (behaviour evidence, issue 16): base = the fix commit; head = the same tree with the source file
@@ -62,12 +71,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "realworld.json"
 
-PROJECTS: dict[str, dict[str, Any]] = {
-    "requests": {"slug": "psf/requests", "package": ("src/requests/", "requests/")},
-    "flask": {"slug": "pallets/flask", "package": ("src/flask/", "flask/")},
-    "attrs": {"slug": "python-attrs/attrs", "package": ("src/attr/", "src/attrs/", "attr/")},
-}
-IMPORT_NAME = {"requests": "requests", "flask": "flask", "attrs": "attr"}
+sys.path.insert(0, str(ROOT / "bench"))
+import rwcorpus  # noqa: E402
+
+PROJECTS = rwcorpus.PROJECTS  # the projects whose conventions are recorded; others are guessed
 
 
 def installed_copy(project: str) -> str | None:
@@ -75,7 +82,7 @@ def installed_copy(project: str) -> str | None:
     `import requests` in the project's tests finds that copy, not the change's tree."""
     import importlib.util
 
-    spec = importlib.util.find_spec(IMPORT_NAME[project])
+    spec = importlib.util.find_spec(rwcorpus.conventions(project)["import"])
     return spec.origin if spec is not None else None
 
 
@@ -231,17 +238,23 @@ def head_lines(clone: Path, fix: str, parent: str, path: str) -> list[int]:
     return sorted(lines)
 
 
-def select(name: str, clone: Path, per_project: int) -> list[dict[str, Any]]:
-    package = PROJECTS[name]["package"]
+def select(
+    name: str, clone: Path, per_project: int, ordinary_per_project: int | None = None
+) -> list[dict[str, Any]]:
+    """The newest `per_project` fix commits (a `hidden` and a `kept` case each) and the newest
+    `ordinary_per_project` (default: the same number) ordinary commits of the clone's HEAD."""
+    conv = rwcorpus.conventions(name, clone)
+    package, slug = tuple(conv["package"]), conv["slug"]
+    n_ordinary = per_project if ordinary_per_project is None else ordinary_per_project
     fixes: list[Commit] = []
     ordinary: list[Commit] = []
     for c in log(clone):  # newest first
-        if len(fixes) >= per_project and len(ordinary) >= per_project:
+        if len(fixes) >= per_project and len(ordinary) >= n_ordinary:
             break
         kind = classify(c, package, clone)
         if kind == "fix" and len(fixes) < per_project:
             fixes.append(c)
-        elif kind == "ordinary" and len(ordinary) < per_project:
+        elif kind == "ordinary" and len(ordinary) < n_ordinary:
             ordinary.append(c)
     out = []
     for c in fixes:
@@ -249,20 +262,21 @@ def select(name: str, clone: Path, per_project: int) -> list[dict[str, Any]]:
         tests = sorted(p for _, _, p in c.files if is_test(p))
         truth = head_lines(clone, c.sha, c.parents[0], src)
         for kind in ("hidden", "kept"):
-            out.append(_entry(name, c, kind, [src], tests, truth))
+            out.append(_entry(name, slug, c, kind, [src], tests, truth))
     for c in ordinary:
         srcs = sorted(p for _, _, p in c.files if is_source(p, package))
-        out.append(_entry(name, c, "ordinary", srcs, sorted(p for _, _, p in c.files if is_test(p)), []))
+        tests = sorted(p for _, _, p in c.files if is_test(p))
+        out.append(_entry(name, slug, c, "ordinary", srcs, tests, []))
     return out
 
 
 def _entry(
-    name: str, c: Commit, kind: str, files: list[str], tests: list[str], truth: list[int]
+    name: str, slug: str, c: Commit, kind: str, files: list[str], tests: list[str], truth: list[int]
 ) -> dict[str, Any]:
     return {
         "id": f"{name}-{kind}-{c.sha[:10]}",
         "project": name,
-        "repo": PROJECTS[name]["slug"],
+        "repo": slug,
         "commit": c.sha,
         "parent": c.parents[0],
         "kind": kind,
@@ -449,14 +463,11 @@ def _clones(values: list[str]) -> dict[str, Path]:
     out = {}
     for v in values:
         name, _, path = v.partition("=")
-        if not path:
-            raise SystemExit(f"--clone wants NAME=DIR (NAME one of {', '.join(PROJECTS)}), got {v!r}")
-        if name not in PROJECTS:
-            raise SystemExit(f"unknown project {name!r}; one of {', '.join(PROJECTS)}")
+        if not name or not path:
+            raise SystemExit(f"--clone wants NAME=DIR (e.g. requests=/tmp/rw-requests), got {v!r}")
         if not (Path(path) / ".git").exists() and not (Path(path) / "HEAD").exists():
-            raise SystemExit(
-                f"{path} is not a git clone; git clone https://github.com/{PROJECTS[name]['slug']} {path}"
-            )
+            slug = rwcorpus.conventions(name)["slug"]
+            raise SystemExit(f"{path} is not a git clone; git clone https://github.com/{slug} {path}")
         out[name] = Path(path).resolve()
     return out
 
@@ -465,7 +476,7 @@ def cmd_build(args: argparse.Namespace) -> None:
     clones = _clones(args.clone)
     cases = []
     for name, clone in clones.items():
-        got = select(name, clone, args.per_project)
+        got = select(name, clone, args.per_project, args.ordinary_per_project)
         head = git(clone, "rev-parse", "HEAD").strip()
         print(
             f"{name}: HEAD {head[:12]}, {sum(c['kind'] == 'hidden' for c in got)} fix commits, "
@@ -473,15 +484,36 @@ def cmd_build(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
         cases += got
+    cases = rwcorpus.assign_halves(cases)
     doc = {
         "about": "bench/realworld.py build: cases rebuilt from clones of these projects; see its docstring",
         "heads": {n: git(c, "rev-parse", "HEAD").strip() for n, c in clones.items()},
+        "projects": {n: rwcorpus.conventions(n, c) for n, c in clones.items()},
         "per_project": args.per_project,
+        "ordinary_per_project": args.ordinary_per_project,
+        "split": "half: per project and kind, commits by sha256('<project>:<commit>') alternate tuning, "
+        "check (bench/rwcorpus.py)",
         "cases": cases,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(cases)} cases -> {args.out}", file=sys.stderr)
+    print(counts_table(cases), file=sys.stderr)
+
+
+def counts_table(cases: list[dict[str, Any]]) -> str:
+    """Cases per project, kind and half: one line per project, and the totals."""
+    n: dict[tuple[str, str, str], int] = defaultdict(int)
+    for c in cases:
+        for p in (c["project"], "total"):
+            n[(p, c["kind"], c.get("half", "?"))] += 1
+    projects = sorted({c["project"] for c in cases}) + ["total"]
+    kinds = ("hidden", "kept", "ordinary")
+    lines = [f"{'project':<15}" + "".join(f"{k + ' t/c':>16}" for k in kinds)]
+    for p in projects:
+        cells = [f"{n[(p, k, 'tuning')]}/{n[(p, k, 'check')]}" for k in kinds]
+        lines.append(f"{p:<15}" + "".join(f"{x:>16}" for x in cells))
+    return "\n".join(lines)
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -493,7 +525,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     assert severity_rank("medium") == MEDIUM
     clones = _clones(args.clone)
     cases = [c for c in json.loads(args.data.read_text())["cases"] if c["kind"] in args.kinds.split(",")]
-    cases = [c for c in cases if c["project"] in clones]
+    cases = [c for c in cases if c["project"] in clones and rwcorpus.in_half(c, args.half)]
     cases = interleave(cases)
     if args.ids:
         cases = [c for c in cases if c["id"] in args.ids.split(",")]
@@ -534,6 +566,9 @@ def cmd_run(args: argparse.Namespace) -> None:
                     row |= {"error": f"{type(exc).__name__}: {exc}"[:300], "findings": [], "n_strong": 0}
             sink.write(json.dumps(row) + "\n")
             sink.flush()
+            if c.get("half") == "check":  # never looked at one by one: progress only
+                print(f"[{i}/{len(cases)}] a check-half case done", file=sys.stderr)
+                continue
             print(
                 f"[{i}/{len(cases)}] {c['id']}: {_mark(row)} ({row.get('n_strong', 0)} >=medium, "
                 f"cold {row.get('seconds', '?')}s"
@@ -542,7 +577,7 @@ def cmd_run(args: argparse.Namespace) -> None:
                 file=sys.stderr,
             )
     rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
-    print(summarize(rows))
+    print(report(rows, args.half))
 
 
 def _mark(row: dict[str, Any]) -> str:
@@ -582,6 +617,36 @@ def _rule_hits(rows: list[dict[str, Any]]) -> str:
         is_bug=lambda r: r["kind"] in ("hidden", "kept"),
         located=located,
     )
+
+
+def miss_causes(rows: list[dict[str, Any]]) -> str:
+    """The `hidden` cases not flagged, by cause (bench/rwcorpus.py miss_cause), as shares of the misses."""
+    misses = [r for r in rows if r["kind"] == "hidden" and (r.get("error") or not r.get("detected"))]
+    if not misses:
+        return "hidden   misses by cause: none"
+    n: dict[str, int] = defaultdict(int)
+    for r in misses:
+        n[rwcorpus.miss_cause(r)] += 1
+    return f"hidden   misses by cause ({len(misses)}): " + "; ".join(
+        f"{cause} {_pct(n[cause], len(misses))}" for cause in rwcorpus.MISS_CAUSES if n[cause]
+    )
+
+
+def report(rows: list[dict[str, Any]], half: str = "all", data: Path = DATA) -> str:
+    """The figures of each half separately (`half` all: tuning, then check, then rows of no known half)."""
+    halves = {c["id"]: c.get("half") for c in json.loads(data.read_text())["cases"]} if data.exists() else {}
+    rows = [r if r.get("half") else {**r, "half": halves.get(r["id"])} for r in rows]
+    out = []
+    for which in ("tuning", "check", None) if half == "all" else (half,):
+        rs = [r for r in rows if r.get("half") == which]
+        if not rs:
+            continue
+        out.append(
+            f"== {which or 'no half (not in the data file)'} half: {len({r['id'] for r in rs})} case(s)"
+        )
+        rs = [r if r.get("error") else {**r, **score(r, r["findings"], r.get("runs", []))} for r in rs]
+        out += [summarize(rs), miss_causes(list({r["id"]: r for r in rs}.values()))]
+    return "\n".join(out) if out else f"no result rows in the {half} half"
 
 
 def summarize(rows: list[dict[str, Any]]) -> str:
@@ -678,15 +743,21 @@ def summarize(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    clone_help = "NAME=DIR: a local git clone of a project (requests, flask, attrs); repeat for each"
+    clone_help = (
+        f"NAME=DIR: a local git clone of a project ({', '.join(PROJECTS)} have recorded conventions; "
+        "others are guessed, see bench/rwcorpus.py); repeat for each"
+    )
+    half_help = "the corpus half: tuning, check (aggregate figures only) or all"
     b = sub.add_parser("build", help="select the cases from the clones' history -> JSON")
     b.add_argument("--clone", action="append", required=True, help=clone_help)
-    b.add_argument("--per-project", type=int, default=3, help="fix commits and ordinary commits per project")
+    b.add_argument("--per-project", type=int, default=8, help="fix commits per project")
+    b.add_argument("--ordinary-per-project", type=int, default=5, help="ordinary commits per project")
     b.add_argument("--out", type=Path, default=DATA)
     r = sub.add_parser("run", help="review every case and print the figures")
     r.add_argument("--clone", action="append", required=True, help=clone_help)
     r.add_argument("--data", type=Path, default=DATA)
     r.add_argument("--kinds", default="hidden,kept,ordinary")
+    r.add_argument("--half", choices=("tuning", "check", "all"), default="tuning", help=half_help)
     r.add_argument("--limit", type=int, default=0)
     r.add_argument("--ids", default="", help="only these case ids (comma-separated)")
     r.add_argument("--model", help="catalog name or .gguf path (default qwen2.5-coder-1.5b)")
@@ -699,13 +770,15 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--resume", action="store_true")
     p = sub.add_parser("report", help="figures of existing JSONL files")
     p.add_argument("files", type=Path, nargs="+")
+    p.add_argument("--half", choices=("tuning", "check", "all"), default="all", help=half_help)
     args = ap.parse_args(argv)
     if args.cmd == "build":
         cmd_build(args)
     elif args.cmd == "run":
         cmd_run(args)
     else:
-        print(summarize([json.loads(x) for f in args.files for x in f.read_text().splitlines() if x.strip()]))
+        rows = [json.loads(x) for f in args.files for x in f.read_text().splitlines() if x.strip()]
+        print(report(rows, args.half))
 
 
 if __name__ == "__main__":

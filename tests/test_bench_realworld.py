@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,107 @@ def test_scoring() -> None:
     broken_base = [{**runs[0], "ok": False, "passed": 0, "summary": "failed (exit code 4)"}, runs[1]]
     got = rw.score(kept, [], broken_base)
     assert not got["tests_flagged"] and not got["base_usable"]
+
+
+def _cases(projects: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    """Synthetic cases: per project, (fix commits, ordinary commits); a fix gives a hidden and a kept case."""
+    out = []
+    for p, (fixes, ordinary) in projects.items():
+        for i in range(fixes):
+            for kind in ("hidden", "kept"):
+                out.append({"id": f"{p}-{kind}-{i}", "project": p, "commit": f"{p}fix{i:04d}", "kind": kind})
+        for i in range(ordinary):
+            out.append(
+                {"id": f"{p}-ordinary-{i}", "project": p, "commit": f"{p}ord{i:04d}", "kind": "ordinary"}
+            )
+    return out
+
+
+def test_split_is_deterministic_balanced_and_keeps_a_fix_commit_in_one_half() -> None:
+    from bench_realworld import rwcorpus
+
+    cases = _cases({"a": (8, 5), "b": (7, 5), "c": (8, 3), "d": (1, 0)})
+    got = rwcorpus.assign_halves(cases, studied=frozenset())
+    assert [c["id"] for c in got] == [c["id"] for c in cases]  # order kept
+    assert rwcorpus.assign_halves(list(reversed(cases)), studied=frozenset()) == list(reversed(got))
+    assert {c["half"] for c in got} == {"tuning", "check"}
+    by_commit: dict[str, set[str]] = {}
+    for c in got:
+        by_commit.setdefault(c["commit"], set()).add(c["half"])
+    assert all(len(h) == 1 for h in by_commit.values())  # no commit (so no case) in both halves
+    for kind in ("hidden", "kept", "ordinary"):
+        totals = {h: sum(c["kind"] == kind and c["half"] == h for c in got) for h in rwcorpus.HALVES}
+        assert abs(totals["tuning"] - totals["check"]) <= 1, (kind, totals)
+        for p in "abcd":
+            n = {
+                h: sum(c["project"] == p and c["kind"] == kind and c["half"] == h for c in got)
+                for h in rwcorpus.HALVES
+            }
+            assert abs(n["tuning"] - n["check"]) <= 1, (p, kind, n)
+    # the hash decides, not the input order or the commit's position in the log
+    renamed = rwcorpus.assign_halves(
+        [{**c, "project": "z" + c["project"]} for c in cases], studied=frozenset()
+    )
+    assert [c["half"] for c in renamed] != [c["half"] for c in got]
+
+
+def test_split_puts_studied_commits_in_tuning_and_the_committed_corpus_follows_the_rule() -> None:
+    from bench_realworld import rwcorpus
+
+    cases = _cases({"a": (4, 3)})
+    plain = rwcorpus.assign_halves(cases, studied=frozenset())
+    checked = sorted({c["commit"] for c in plain if c["half"] == "check"})
+    got = rwcorpus.assign_halves(cases, studied=frozenset(checked))
+    assert all(c["half"] == "tuning" for c in got if c["commit"] in checked)
+
+    doc = json.loads(rw.DATA.read_text())
+    data = doc["cases"]
+    assert rwcorpus.assign_halves([{k: v for k, v in c.items() if k != "half"} for c in data]) == data
+    hidden = [c for c in data if c["kind"] == "hidden"]
+    assert len(hidden) >= 60 and sum(c["kind"] == "ordinary" for c in data) >= 30
+    assert len({c["project"] for c in data}) >= 6 and "click" not in {c["project"] for c in data}
+    assert not {c["id"] for c in data if c["half"] == "tuning"} & {
+        c["id"] for c in data if c["half"] == "check"
+    }
+    assert all(c["half"] == "tuning" for c in data if c["commit"] in rwcorpus.STUDIED)
+
+
+def test_report_prints_each_half_and_the_misses_by_cause(tmp_path: Path) -> None:
+    base = {
+        "which": "base",
+        "ok": True,
+        "passed": 3,
+        "timed_out": False,
+        "summary": "3 passed",
+        "failing": [],
+    }
+    case = {"project": "a", "files": ["a/x.py"], "truth_lines": [5], "test_files": [], "runs": [base]}
+    rows = [
+        {
+            **case,
+            "id": "h1",
+            "kind": "hidden",
+            "half": "tuning",
+            "findings": [],
+            "skipped": ["f (reached by no test; x)"],
+        },
+        {**case, "id": "h2", "kind": "hidden", "half": "tuning", "findings": [], "runs": []},
+        {
+            **case,
+            "id": "h3",
+            "kind": "hidden",
+            "half": "check",
+            "findings": [],
+            "behaviour": [{"path": "a/x.py", "line": 5}],
+        },
+        {**case, "id": "o1", "kind": "ordinary", "half": "check", "findings": [], "truth_lines": []},
+    ]
+    for r in rows:
+        r.update({"seconds": 1.0, "seconds_model": 0.5, "seconds_tests": 0.2, "notes": []})
+    out = rw.report(rows, "all", data=tmp_path / "none.json")
+    tuning, check = out.split("== check half")
+    assert "== tuning half: 2 case(s)" in tuning and "check half: 2 case(s)" in "== check half" + check
+    assert "not reached  50.0% (1/2)" in tuning and "no environment  50.0% (1/2)" in tuning
+    assert "judged intended 100.0% (1/1)" in check and "ordinary >=medium findings per commit 0.00" in check
+    assert "h3" not in out  # aggregate figures only
+    assert "== tuning" not in rw.report(rows, "check", data=tmp_path / "none.json")
