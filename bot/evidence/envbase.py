@@ -36,7 +36,12 @@ BUILD_PASS = re.compile(
 
 
 class EnvError(Exception):
-    """The environment could not be built; the message is the first error line."""
+    """The environment could not be built; the message is the first error line, `output` the step's
+    whole output (what pininstall reads the failing requirement from)."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass
@@ -92,7 +97,8 @@ def run_build(
         raise EnvError(f"`{argv[0]}` could not start ({exc.strerror})") from None
     if proc.returncode != 0:
         what = " ".join(_short(a) for a in argv[:4])
-        raise EnvError(f"`{what}` failed: {first_build_error(proc.stdout + proc.stderr)}")
+        out = proc.stdout + proc.stderr
+        raise EnvError(f"`{what}` failed: {first_build_error(out)}", out)
     return proc.stdout
 
 

@@ -23,10 +23,21 @@ from .. import pysyntax
 Reader = Callable[[str], str | None]
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")  # extras / dependency groups that hold test dependencies
+# a source (extras, groups, requirement files) that has a test set is read for it alone: its `dev` set
+# (docs, linters, type checkers, old pins that no longer build) is only the fallback
+TEST_ONLY = ("test", "tests", "testing")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _REQ_FILE = re.compile(
     r"^(requirements([-_.](test|tests|testing|dev|ci))?[^/]*\.txt|(test|tests|dev)[-_]requirements\.txt"
     r"|requirements/(test|tests|testing|dev|ci|base|main|default)[^/]*\.(txt|in))$"
+)
+_TEST_SET = re.compile(
+    r"(^|/|[-_.])(test|tests|testing)([-_.][^/]*)?\.(txt|in)$|^(test|tests)[-_]requirements"
+)
+_DEV_SET = re.compile(r"(^|/|[-_.])(dev|ci)([-_.][^/]*)?\.(txt|in)$")
+_NOT_TESTS = re.compile(  # docs, linters, type checkers, release tools: never needed to run the tests
+    r"(^|/|[-_.])(docs?|documentation|lint|linting|typing|types|mypy|style|release|publish|benchmarks?)"
+    r"([-_.][^/]*)?\.(txt|in)$"
 )
 # tox's factor-conditional deps (`min: -r tests-min.txt`, `py38,!dev: x`) belong to other environments
 _TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:\s*,\s*!?[\w.-]+)*\s*:\s")
@@ -60,7 +71,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         f for f in ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py", "uv.lock") if f in top
     ]
     reqs: list[str] = []
-    extras: set[str] = set(TEST_EXTRAS)
+    extras: set[str] = set()  # named explicitly (tox `extras =`, `-e .[test]`): read from every source
 
     def add_lines(lines: Iterable[str], origin: str) -> None:
         for raw in lines:
@@ -109,20 +120,25 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     optional = project.get("optional-dependencies", {})
     groups = pyproject.get("dependency-groups", {})
     poetry = pyproject.get("tool", {}).get("poetry", {}) if isinstance(pyproject.get("tool"), dict) else {}
-    for extra in sorted(extras):
-        if isinstance(optional, dict):
-            reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
+    for extra in test_sets(optional, extras):
+        reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
+    for extra in test_sets(groups, extras):
         reqs += _group(groups, extra, set())
     reqs += _poetry(poetry)
     if setup_cfg is not None:
         reqs += _lines(_ini_get(setup_cfg, "options", "install_requires"))
-        for extra in sorted(extras):
-            reqs += _lines(_ini_get(setup_cfg, "options.extras_require", extra))
+        cfg_extras = (
+            dict(setup_cfg["options.extras_require"])
+            if setup_cfg.has_section("options.extras_require")
+            else {}
+        )
+        for extra in test_sets(cfg_extras, extras):
+            reqs += _lines(cfg_extras[extra])
     if "setup.py" in top:
         install, extras_req = setup_py_requirements(read("setup.py"))
         reqs += install
-        for extra in sorted(extras):
-            reqs += extras_req.get(extra, [])
+        for extra in test_sets(extras_req, extras):
+            reqs += extras_req[extra]
     own = {name} if name else set()
     kept = [r for r in dict.fromkeys(r.strip() for r in reqs) if r and _req_name(r) not in own]
     return PythonLayout(
@@ -134,14 +150,28 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     )
 
 
+def test_sets(source: Any, explicit: set[str]) -> list[str]:
+    """The sets of one source (extras, dependency groups) that hold test dependencies: those named
+    explicitly, and `test`/`tests`/`testing` — or `dev` when the source has none of those."""
+    if not isinstance(source, dict):
+        return []
+    names = {norm(k): k for k in source if isinstance(k, str)}
+    wanted = [n for n in TEST_ONLY if n in names] or (["dev"] if "dev" in names else [])
+    return [names[n] for n in sorted({*wanted, *(norm(e) for e in explicit)}) if n in names]
+
+
 def requirement_files(files: Sequence[str]) -> list[str]:
     """The requirement files a test environment reads, without their alternatives: `x.in` when `x.txt`
     (pip-compile's output) is there, and a variant `x-min.txt` / `x-pallets-dev.txt` of a file `x.txt` in
     the same folder (tox picks those by factor; together they conflict, and `-dev` variants fetch
     branches from github). The root's `requirements.txt` is never the plain file of a variant:
     `requirements-test.txt` beside it is a second set, not an alternative. A kept file's `-r` is still
-    followed, so a variant it names explicitly is read."""
-    matched = sorted(f for f in files if _REQ_FILE.match(f))
+    followed, so a variant it names explicitly is read. Where a test set is there (`requirements/tests.txt`,
+    `requirements-test.txt`, `test-requirements.txt`), the `dev` and `ci` sets are left out: they add docs,
+    linters and type checkers, whose old pins are what fails to build on a newer Python."""
+    matched = sorted(f for f in files if _REQ_FILE.match(f) and not _NOT_TESTS.search(f))
+    if any(_TEST_SET.search(f) for f in matched):
+        matched = [f for f in matched if _TEST_SET.search(f) or not _DEV_SET.search(f)]
     stems = {f.rsplit(".", 1)[0] for f in matched} - {"requirements"}
     kept = []
     for f in matched:

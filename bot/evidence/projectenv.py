@@ -47,6 +47,7 @@ from .envbase import (  # noqa: F401  (the builders' shared names, importable fr
     ready,
     run_build,
 )
+from .pininstall import built_notes
 
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
@@ -147,7 +148,10 @@ def _resolve(
             env_vars["PATH"] = f"{bindir}:{SANDBOX_PATH}"
         kind = "python" if python is not None else "image" if sandbox_name == "docker" else "built"
         full_key = _hash([key, layout.roots])
-        return ProjectEnv(kind, (exe, *argv[1:]), key=full_key, vars=env_vars, ro_paths=ro, describe=how)
+        notes = built_notes(exe) if kind == "built" else []  # e.g. installed without the pins, and why
+        return ProjectEnv(
+            kind, (exe, *argv[1:]), key=full_key, vars=env_vars, ro_paths=ro, describe=how, notes=notes
+        )
     tc = layouts.toolchain(argv, files)
     if tc is not None and sandbox_name != "docker":
         from .toolchains import build_toolchain

@@ -22,6 +22,7 @@ from ..config import Config
 from ..progress import Progress
 from . import layouts
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
+from .pininstall import install_with_fallback, unpinned_args
 
 
 def base_python() -> str:
@@ -69,8 +70,9 @@ def build_venv(
             (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
             (d / "constraints.txt").write_text("".join(f"{p}\n" for p in pins), encoding="utf-8")
             reqs_args = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
-            if cfg.tests.wheels_only:  # no package's build code runs on this host
-                reqs_args += ["--no-build"] if uv else ["--only-binary", ":all:"]
+            binary = (["--no-build"] if uv else ["--only-binary", ":all:"]) if cfg.tests.wheels_only else []
+            reqs_args += binary  # wheels_only: no package's build code runs on this host
+            retry = unpinned_args(files, read, layout.name, reqs, d, binary)
             timeout = cfg.tests.build_timeout
             if uv:
                 run_build(
@@ -78,19 +80,23 @@ def build_venv(
                 )
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
-                run_build([*install, *reqs_args], cwd=d, timeout=timeout)
+                notes = install_with_fallback(
+                    lambda args: run_build([*install, *args], cwd=d, timeout=timeout), reqs_args, retry
+                )
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
-                pip = [str(exe), "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-                run_build([*pip, "install", *reqs_args], cwd=d, timeout=timeout)
-                uninstall = [*pip, "uninstall", "-y"]
+                pip = [str(exe), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+                notes = install_with_fallback(  # not -q: pip's `Collecting x` names what failed
+                    lambda args: run_build([*pip, "install", *args], cwd=d, timeout=timeout), reqs_args, retry
+                )
+                uninstall = [*pip, "-q", "uninstall", "-y"]
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
                 _bare_dist_info(d, layout.name, read)
-            mark_ready(d, {"requirements": reqs, "tool": tool, "python": version})
+            mark_ready(d, {"requirements": reqs, "tool": tool, "python": version, "notes": notes})
     if not exe.exists():
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))

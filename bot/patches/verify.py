@@ -176,6 +176,7 @@ class PatchStage:
             progress=progress,
         )
         self.seconds["env"] = env.seconds
+        self.notes += env.notes
         if env.error is not None:
             self.unusable = f"could not build the test environment: {env.error}"
             self.notes.append(f"Tests not run: {self.unusable}; {projectenv.FIX}.")
