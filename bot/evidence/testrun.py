@@ -288,8 +288,9 @@ class TestRunner:
     def collected_at(self, commit: str, hook: RunHook) -> str:
         return self.collected.get(self._key(commit, hook), "")
 
-    def in_tree(self, root: Path) -> TestRun:
-        return self._run(root, None)
+    def in_tree(self, root: Path, hook: RunHook | None = None) -> TestRun:
+        """One run in a tree the caller made (never cached)."""
+        return self._run(root, hook)
 
     def _run(self, root: Path, hook: RunHook | None) -> TestRun:
         self.runs += 1
