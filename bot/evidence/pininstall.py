@@ -173,11 +173,38 @@ def _same(a: str, b: str) -> bool:
     return bool(ma and mb and layouts.norm(ma.group(1)) == layouts.norm(mb.group(1)))
 
 
-def built_notes(python: str) -> list[str]:
-    """The notes a built venv recorded (read back on every review that reuses it)."""
+def built_info(python: str) -> tuple[list[str], bool]:
+    """What a built venv recorded (read back on every review that reuses it): its notes, and whether
+    its test requirements were installed without their pins."""
     try:
         info = json.loads((Path(python).parent.parent / ".prereview-complete").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    notes = info.get("notes", []) if isinstance(info, dict) else []
-    return [n for n in notes if isinstance(n, str)]
+        return [], False
+    if not isinstance(info, dict):
+        return [], False
+    notes = (
+        [n for n in info.get("notes", []) if isinstance(n, str)]
+        if isinstance(info.get("notes"), list)
+        else []
+    )
+    return notes, info.get("unpinned") is True
+
+
+# pytest newer than the project pinned: its own deprecations (PytestRemovedIn9Warning, a subclass) are
+# not the project's, and a `filterwarnings = error` tree would turn them into collection errors
+NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")
+
+
+def failing_pin(output: str, requirements: Sequence[str]) -> str:
+    """The pinned requirement whose installed code the run's traceback ends in (`py==1.10.0` for
+    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`); "" when none is."""
+    pins = {}
+    for r in requirements:
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", r)
+        if m:
+            pins[layouts.norm(m.group(1))] = r.split(";")[0].strip()
+    for pkg in reversed(re.findall(r"site-packages/([A-Za-z0-9_.-]+?)(?:/|\.py)", output)):
+        name = layouts.norm(pkg.lstrip("_"))
+        if name in pins:
+            return pins[name]
+    return ""

@@ -47,7 +47,7 @@ from .envbase import (  # noqa: F401  (the builders' shared names, importable fr
     ready,
     run_build,
 )
-from .pininstall import built_notes
+from .pininstall import NEWER_PYTEST, built_info
 
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
@@ -85,9 +85,11 @@ def resolve(
     sandbox_name: str,
     env_dir: Path,
     progress: Progress | None = None,
+    unpinned: bool = False,
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
-    project lacks: a failed build comes back with `error` set (the first error line)."""
+    project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
+    venv gets the test requirements without their versions."""
     progress = progress or Quiet()
     t0 = time.monotonic()
     files = git.git(repo, "ls-tree", "-r", "--name-only", base_sha).splitlines()
@@ -96,7 +98,9 @@ def resolve(
         return git.show(repo, base_sha, p)
 
     try:
-        env = _resolve(list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress)
+        env = _resolve(
+            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, unpinned
+        )
     except EnvError as exc:
         env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
     env.seconds = round(time.monotonic() - t0, 2)
@@ -113,6 +117,7 @@ def _resolve(
     sandbox_name: str,
     env_dir: Path,
     progress: Progress,
+    unpinned: bool = False,
 ) -> ProjectEnv:
     python = interpreter(cfg.tests.python, repo) if cfg.tests.python else None
     if cfg.test_cmd:
@@ -140,7 +145,9 @@ def _resolve(
         else:
             from .pyvenv import build_venv
 
-            exe, key, ro, how = build_venv(layout, files, read, env_dir, cfg, progress, repo, base_sha)
+            exe, key, ro, how = build_venv(
+                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned
+            )
         pythonpath = ":".join("{root}" if r == "." else "{root}/" + r for r in layout.roots)
         bindir = str(Path(exe).parent) if "/" in exe else ""
         env_vars = {"PYTHONPATH": pythonpath, "PYTHONNOUSERSITE": "1"}
@@ -148,9 +155,16 @@ def _resolve(
             env_vars["PATH"] = f"{bindir}:{SANDBOX_PATH}"
         kind = "python" if python is not None else "image" if sandbox_name == "docker" else "built"
         full_key = _hash([key, layout.roots])
-        notes = built_notes(exe) if kind == "built" else []  # e.g. installed without the pins, and why
+        notes, unpinned_env = built_info(exe) if kind == "built" else ([], False)  # e.g. pins left out, why
+        extra = NEWER_PYTEST if unpinned_env else ()
         return ProjectEnv(
-            kind, (exe, *argv[1:]), key=full_key, vars=env_vars, ro_paths=ro, describe=how, notes=notes
+            kind,
+            (exe, *argv[1:], *extra),
+            key=full_key,
+            vars=env_vars,
+            ro_paths=ro,
+            describe=how,
+            notes=notes,
         )
     tc = layouts.toolchain(argv, files)
     if tc is not None and sandbox_name != "docker":

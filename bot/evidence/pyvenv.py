@@ -39,8 +39,10 @@ def build_venv(
     progress: Progress,
     repo: Path,
     base_sha: str,
+    unpinned: bool = False,
 ) -> tuple[str, str, tuple[str, ...], str]:
-    """(python executable, key, read-only paths for the sandbox, description)."""
+    """(python executable, key, read-only paths for the sandbox, description). `unpinned`: the test
+    requirements without their versions (the pinned set installed, but the tests did not run with it)."""
     uv = shutil.which("uv")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     reqs = list(layout.requirements)
@@ -57,6 +59,7 @@ def build_venv(
         layout.name,
         cfg.tests.wheels_only,
         *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
+        *(["unpinned"] if unpinned else []),
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
@@ -73,6 +76,10 @@ def build_venv(
             binary = (["--no-build"] if uv else ["--only-binary", ":all:"]) if cfg.tests.wheels_only else []
             reqs_args += binary  # wheels_only: no package's build code runs on this host
             retry = unpinned_args(files, read, layout.name, reqs, d, binary)
+            if unpinned:
+                if retry is None:
+                    raise EnvError("the test requirements have no versions to leave out")
+                reqs_args, retry = retry, None
             timeout = cfg.tests.build_timeout
             if uv:
                 run_build(
@@ -96,7 +103,8 @@ def build_venv(
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
                 _bare_dist_info(d, layout.name, read)
-            mark_ready(d, {"requirements": reqs, "tool": tool, "python": version, "notes": notes})
+            info = {"requirements": reqs, "tool": tool, "python": version, "notes": notes}
+            mark_ready(d, {**info, "unpinned": unpinned or bool(notes)})
     if not exe.exists():
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))
