@@ -219,3 +219,12 @@ def test_pins_that_cannot_install_here_are_retried_unpinned_with_one_note(index,
     (d / "requirements-unpinned.txt").write_text("prv-not-there\n")
     with pytest.raises(EnvError, match=r"`prv-not-there==3` could not be installed .*without the pins too"):
         pininstall.install_with_fallback(step, ["-r", str(d / "nothing.txt")], retry)
+
+
+def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
+    """click's 2021 tree on Python 3.11, captured: pytest 6.2.2 and py 1.10.0 install, then pytest dies at
+    import inside py's vendored apipkg. The note names the pin the traceback ends in."""
+    out = (DATA / "pytest622_py311_run.txt").read_text()
+    pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
+    assert pininstall.failing_pin(out, pins) == "py==1.10.0"
+    assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
