@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..change.diff import Diff, FileDiff
 from ..types import Finding, PrereviewError
 from .detect import is_test_path
+from .runners import assertion
 
 if TYPE_CHECKING:
     from .testrun import TestRun
@@ -29,7 +30,8 @@ class Breakage:
         names = [t.rsplit("::", 1)[-1] for t in self.tests]
         shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
         what = "the test run" if self.tests == ("(test run)",) else shown
-        return f"{what}: {first_error(self.head.output) or self.head.summary()}"
+        quoted = assertion(self.head.output, self.tests[0]) if self.tests != ("(test run)",) else ""
+        return f"{what}: {quoted or first_error(self.head.output) or self.head.summary()}"
 
 
 def compare(base: TestRun, head: TestRun) -> Breakage | None:

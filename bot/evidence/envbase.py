@@ -104,6 +104,12 @@ def run_build(
 
 def first_build_error(out: str) -> str:
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    npm = [re.sub(r"^npm (?:error|ERR!)\s*", "", ln) for ln in lines if re.match(r"^npm (?:error|ERR!)", ln)]
+    npm = [ln for ln in npm if ln and not ln.startswith("A complete log of this run")]
+    if npm:  # `code E404` alone says little: the code with the lines that explain it
+        code = npm[0][len("code ") :] if npm[0].startswith("code ") else ""
+        rest = [ln for ln in npm[1 if code else 0 :] if not re.fullmatch(r"\d{3}", ln)][:3]
+        return (f"npm {code}: " if code else "npm: ") + " ".join(rest)[:400]
     for ln in lines:
         if re.search(r"\b(ERROR|error|Error)\b|No matching distribution|not found|Could not", ln):
             return ln[:200]

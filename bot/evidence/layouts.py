@@ -386,7 +386,10 @@ _MANIFESTS = {
 def toolchain(argv: Sequence[str], files: Sequence[str]) -> Toolchain | None:
     top = set(files)
     kind = {"npm": "node", "go": "go", "cargo": "rust", "mvn": "maven"}.get(argv[0] if argv else "")
-    if kind is None or _MANIFESTS[kind][0] not in top:
+    if kind is None:
+        return None
+    below = kind == "go" and any(PurePosixPath(f).name == "go.mod" for f in files)  # modules below the root
+    if _MANIFESTS[kind][0] not in top and not below:
         return None
     names = set(_MANIFESTS[kind])
     locks = tuple(sorted(f for f in files if PurePosixPath(f).name in names and "node_modules/" not in f))

@@ -54,6 +54,25 @@ FIX = (
     "project's dependencies installed)"
 )
 
+FIX_BY_TOOL = {  # the same advice in the project's own terms
+    "npm": "set `test_command` to a command that runs the tests offline with the project's node_modules "
+    "(e.g. `npm test`, `npx mocha`, `npx vitest run`, `node --test`)",
+    "go": "set `test_command` (e.g. `go test ./...`), with Go installed where prereview runs",
+    "cargo": "set `test_command` (e.g. `cargo test --offline`), with cargo installed where prereview runs",
+    "mvn": "set `test_command` (e.g. `mvn -o test`), with Maven installed where prereview runs",
+}
+
+
+def fix_for(argv: Sequence[str] | None) -> str:
+    """What to set when the tests could not run, for this kind of project (Python advice for Python)."""
+    tool = Path(argv[0]).name if argv else ""
+    if tool in FIX_BY_TOOL:
+        return FIX_BY_TOOL[tool]
+    if not argv or "pytest" in " ".join(argv) or tool.startswith("python"):
+        return FIX
+    return "set `test_command` to the command that runs the tests (offline, in the sandbox)"
+
+
 FIX_TIME = "raise `sandbox.timeout` (and `tests.budget_seconds`), or set `test_command` to a quicker subset"
 
 
@@ -244,7 +263,7 @@ def _last_line(out: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def cannot_test_note(why: str, at: str = "base") -> str:
+def cannot_test_note(why: str, at: str = "base", argv: Sequence[str] | None = None) -> str:
     """The one note line of a review whose tests could not be used."""
-    fix = FIX_TIME if why.startswith("timed out") else FIX
+    fix = FIX_TIME if why.startswith("timed out") else fix_for(argv)
     return f"Tests not used as evidence: the {at} run could not test anything ({why}); {fix}."

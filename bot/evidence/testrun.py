@@ -36,6 +36,7 @@ from .breakage import (  # noqa: E402
     localize,
 )
 from .detect import PYTEST, PYTEST_MARKERS, detect_at, detect_command, detect_in_dir, is_test_path  # noqa: E402
+from .runners import parse_js  # noqa: E402
 
 __all__ = [
     "PYTEST",
@@ -138,6 +139,8 @@ def parse_output(out: str) -> dict[str, object]:
     elif mvn := _MAVEN.findall(out):
         run, fail, err, skip = (int(x) for x in mvn[-1])
         counts.update(passed=run - fail - err - skip, failed=fail, errors=err, skipped=skip)
+    elif (js := parse_js(out)) is not None:  # mocha, node --test, vitest
+        return js
     else:  # go test
         failing = re.findall(r"^\s*--- FAIL: (\S+)", out, re.M)
         counts["failed"] = len(failing)

@@ -180,7 +180,7 @@ class PatchStage:
         self.notes += env.notes
         if env.error is not None:
             self.unusable = f"could not build the test environment: {env.error}"
-            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.FIX}.")
+            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.fix_for(argv)}.")
             return
         self.sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
         budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
@@ -210,7 +210,7 @@ class PatchStage:
             self.seconds["tests"] = round(time.monotonic() - t0, 2)
         if why is not None:  # nothing to compare against, nothing to verify a patch with
             self.unusable = why
-            self.notes.append(projectenv.cannot_test_note(why))
+            self.notes.append(projectenv.cannot_test_note(why, argv=argv))
             progress.message(f"tests: base unusable ({why}); {self.seconds['tests']:.1f}s")
             self.runner = self.head = None
             return
