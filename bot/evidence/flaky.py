@@ -1,5 +1,6 @@
-"""A test that failed at head and passed at base counts only when it does so again: it is re-run alone,
-a few times at head and at base, in fresh scratch trees. One that passes on a head rerun or fails on a
+"""A test that failed at head and passed at base counts only when it does so again: it is re-run alone
+(the whole command where the runner cannot select one test and the budget allows), a few times at head
+and at base, in fresh scratch trees. One that passes on a head rerun or fails on a
 base rerun is flaky — reported once in the notes, never as `tests/broken`. A confirmed failure of a
 pytest test is re-run under a line tracer too, so the finding can say whether the failing test executes
 the changed lines at all (a test that never reaches them is not evidence against those lines).
@@ -83,9 +84,13 @@ def recheck(
 
     t0 = time.monotonic()
     tests = [t for t in breakage.tests if t != "(test run)"]
-    select = only(runner.argv, tests) if tests else None
-    if not tests or select is None:
+    if not tests:
         return Recheck(breakage)
+    select = only(runner.argv, tests)
+    if select is None:  # npm scripts, cargo: the whole command again, when the budget allows it
+        if breakage.head.seconds * 2 * reruns > budget:
+            return Recheck(breakage)
+        select = []
     deadline = t0 + budget
     head_fail = {t: 1 for t in tests}  # the first head run failed each, the base run passed each
     head_seen = {t: 1 for t in tests}

@@ -178,3 +178,31 @@ def test_a_real_regression_next_to_a_flaky_test_is_still_found(make_repo, tmp_pa
         "test_pager" not in broken[0]["message"] and "runs the changed line calc.py:2" in broken[0]["message"]
     )
     assert sum(n.startswith("Flaky test") for n in data["notes"]) == 1
+
+
+NODE_FLAKY = """const { test } = require('node:test');
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const { add } = require('../calc');
+test('adds numbers', () => { assert.strictEqual(add(2, 3), 5); });
+// fails now and then, whatever the code: about one run in ten
+test('pager redraws', () => { assert.ok(crypto.randomInt(10) !== 0); });
+"""
+
+
+@needs_bwrap
+def test_a_node_runner_that_cannot_select_a_test_is_rerun_whole(make_repo):
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node/npm not installed")
+    pkg = {"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test test/"}}
+    calc = "exports.add = (a, b) => a + b;\n"
+    repo = make_repo(
+        {"package.json": json.dumps(pkg), "test/calc.test.js": NODE_FLAKY, "calc.js": calc},
+        {"calc.js": calc.replace("a + b", "a - b")},
+    )
+    runner = TestRunner(create(SandboxConfig(backend="bubblewrap")), ["npm", "test", "--silent"], 120)
+    seen = _breakage(("adds numbers", "pager redraws"))
+    got = flaky.recheck(runner, repo, "HEAD~1", "HEAD", seen, None, reruns=4)
+    assert got.flaky == ("pager redraws",) and got.reruns >= 4
+    assert got.breakage is not None and got.breakage.tests == ("adds numbers",)
+    assert got.breakage.reach is None  # not traced: nothing said either way
