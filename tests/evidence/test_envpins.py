@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,7 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from bot.cli.root import cli
 from bot.evidence import layouts, pininstall
 from bot.evidence.envbase import EnvError, run_build
 
@@ -100,12 +104,14 @@ def test_the_failing_requirement_and_its_reason_are_read_from_a_real_pip_build_f
 # ---------------------------------------------------------------- real installs from a local index
 
 
-def _wheel(d: Path, name: str, version: str, requires_python: str | None = None) -> Path:
+def _wheel(
+    d: Path, name: str, version: str, requires_python: str | None = None, body: str | None = None
+) -> Path:
     mod, dist = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}.dist-info"
     meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
     meta += f"Requires-Python: {requires_python}\n" if requires_python else ""
     files = {
-        f"{mod}/__init__.py": f"VERSION = {version!r}\n",
+        f"{mod}/__init__.py": body or f"VERSION = {version!r}\n",
         f"{dist}/METADATA": meta,
         f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
@@ -228,3 +234,50 @@ def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
     pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
     assert pininstall.failing_pin(out, pins) == "py==1.10.0"
     assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
+
+
+# ---------------------------------------------------------------- end to end: pins that install, do not run
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_a_pinned_set_that_installs_but_does_not_run_is_rebuilt_unpinned(make_repo, tmp_path, monkeypatch):
+    """prv-runbreaker 1.0 installs but fails at import on this Python (like py 1.10 on 3.11); 2.0 runs.
+    pytest comes from the configured index, prv-runbreaker from a local folder."""
+    links = tmp_path / "links"
+    links.mkdir()
+    _wheel(links, "prv-runbreaker", "1.0", body="raise ImportError('needs Python < 3.8')\n")
+    _wheel(links, "prv-runbreaker", "2.0")
+    monkeypatch.setenv(
+        "PIP_FIND_LINKS", " ".join(filter(None, [str(links), os.environ.get("PIP_FIND_LINKS")]))
+    )
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
+    calc = "def add(a, b):\n    return a + b\n"
+    tests = "import prv_runbreaker\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    repo = make_repo(
+        {
+            "calc.py": calc,
+            "tests/test_calc.py": tests,
+            "pytest.ini": "",
+            "requirements/tests.in": "pytest\nprv-runbreaker\n",
+            "requirements/tests.txt": "prv-runbreaker==1.0\npytest\n",
+        },
+        {"calc.py": calc.replace("a + b", "a - b")},
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
+        )
+    )
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    assert [(f["path"], f["line"]) for f in broken] == [("calc.py", 2)], data
+    notes = [n for n in data["notes"] if n.startswith("Test environment:")]
+    assert len(notes) == 1 and "`prv-runbreaker==1.0`: collection failed" in notes[0], data["notes"]
+    assert "needs Python < 3.8" in notes[0] and not any(n.startswith("Tests not") for n in data["notes"])
