@@ -112,7 +112,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
             for x in (_ini_get(tox, section, "extras") or "").replace(",", "\n").split():
                 extras.add(x)
     if "noxfile.py" in top:
-        for call in re.findall(r"session\.install\(([^)]*)\)", read("noxfile.py") or ""):
+        for call in re.findall(r"session\.install\(([^)]*)\)", nox_test_sessions(read("noxfile.py") or "")):
             args = re.findall(r"""["']([^"']+)["']""", call)
             joined = " ".join(args)
             add_lines([joined] if args[:1] in (["-r"], ["-e"]) else args, "noxfile.py")
@@ -124,7 +124,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
     for extra in test_sets(groups, extras):
         reqs += _group(groups, extra, set())
-    reqs += _poetry(poetry)
+    reqs += _poetry(poetry, extras)
     if setup_cfg is not None:
         reqs += _lines(_ini_get(setup_cfg, "options", "install_requires"))
         cfg_extras = (
@@ -322,13 +322,38 @@ def _group(groups: Any, name: str, seen: set[str]) -> list[str]:
     return out
 
 
-def _poetry(poetry: Any) -> list[str]:
-    """Poetry's dependency tables: the names only (its `^1.2` constraints are not pip syntax)."""
+def nox_test_sessions(text: str) -> str:
+    """The source of a noxfile's test sessions (a function or `name=` with "test" in it); the whole
+    file when none is named so or it does not parse (docs and lint sessions install what tests never
+    need)."""
+    try:
+        tree = pysyntax.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return text
+    chosen = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            names = [node.name] + [
+                kw.value.value
+                for d in node.decorator_list
+                if isinstance(d, ast.Call)
+                for kw in d.keywords
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+            ]
+            if any("test" in n.lower() for n in names):
+                chosen.append(ast.get_source_segment(text, node) or "")
+    return "\n".join(chosen) if chosen else text
+
+
+def _poetry(poetry: Any, explicit: set[str]) -> list[str]:
+    """Poetry's dependency tables: the names only (its `^1.2` constraints are not pip syntax); of its
+    groups the test ones (`dev` without one), as for extras."""
     if not isinstance(poetry, dict):
         return []
     tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
-    for g in TEST_EXTRAS:
-        tables.append(poetry.get("group", {}).get(g, {}).get("dependencies", {}))
+    groups = poetry.get("group", {})
+    for g in test_sets(groups, explicit):
+        tables.append(groups[g].get("dependencies", {}) if isinstance(groups[g], dict) else {})
     return [n for t in tables if isinstance(t, dict) for n in t if n.lower() != "python"]
 
 

@@ -75,6 +75,38 @@ dev = ["hypothesis"]
     assert layout({"setup.py": setup_py}).requirements == ("mock",)
 
 
+def test_nox_test_sessions_and_poetry_test_groups_only():
+    noxfile = """import nox
+
+@nox.session
+def docs(session):
+    session.install("sphinx", "furo")
+
+@nox.session(name="unit")
+def run_unit_tests(session):
+    session.install("pytest", "freezegun")
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+"""
+    assert layout({"noxfile.py": noxfile}).requirements == ("pytest", "freezegun")
+    plain = 'import nox\n\n@nox.session\ndef check(session):\n    session.install("pytest")\n'
+    assert layout({"noxfile.py": plain}).requirements == ("pytest",)  # no test-named session: all of them
+    poetry = """
+[tool.poetry.dependencies]
+python = "^3.8"
+attrs = "^21"
+[tool.poetry.group.test.dependencies]
+pytest = "^7"
+[tool.poetry.group.dev.dependencies]
+mypy = "0.812"
+[tool.poetry.group.docs.dependencies]
+sphinx = "*"
+"""
+    assert layout({"pyproject.toml": poetry}).requirements == ("attrs", "pytest")
+
+
 def test_the_unpinned_requirements_come_from_the_in_files_or_the_names():
     assert pininstall.unpinned_requirements(list(PIP_COMPILED), PIP_COMPILED.get) == ["pytest", "asgiref"]
     files = {"requirements-test.txt": "pytest==6.2.5\nrequests[socks]>=2,<3 ; python_version >= '3'\n"}
