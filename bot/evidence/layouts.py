@@ -41,7 +41,8 @@ _NOT_TESTS = re.compile(  # docs, linters, type checkers, release tools: never n
 )
 # tox's factor-conditional deps (`min: -r tests-min.txt`, `py38,!dev: x`) belong to other environments
 _TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:\s*,\s*!?[\w.-]+)*\s*:\s")
-_LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\)")
+# the project or a folder of the tree (`.`, `-e .[test]`, tox's `examples/tutorial[test]`): not indexed
+_LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\|[\w.-]+/)")
 
 
 def norm(name: str) -> str:
@@ -85,9 +86,11 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
                     dep_files.append(ref)
                     add_lines((read(ref) or "").splitlines(), ref)
                 continue
-            if _LOCAL.match(line):  # `.`, `-e .[test]`: the project itself, maybe with extras
+            if _LOCAL.match(line):  # `.`, `-e .[test]`: the project itself, maybe with extras; or a folder
                 wanted = re.search(r"\[([^\]]*)\]", line)
-                extras.update(x.strip() for x in (wanted.group(1).split(",") if wanted else ()))
+                where = re.sub(r"^(-e|--editable)\s+", "", line).split("[", 1)[0].strip().rstrip("/")
+                if where in (".", "./", "") and wanted:
+                    extras.update(x.strip() for x in wanted.group(1).split(","))
                 continue
             if line.startswith("-"):  # index options, constraints, hashes: not followed (see docs)
                 continue

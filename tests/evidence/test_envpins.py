@@ -75,6 +75,18 @@ dev = ["hypothesis"]
     assert layout({"setup.py": setup_py}).requirements == ("mock",)
 
 
+def test_folders_of_the_tree_in_tox_deps_are_never_requirements():
+    """flask 2.0's tox.ini: `examples/tutorial[test]` is a folder of the tree (pip read it as an invalid
+    requirement and the whole environment failed)."""
+    tox = "[testenv]\ndeps =\n    -r requirements/tests.txt\n    examples/tutorial[docs]\n    -e ./sub\n"
+    got = layout({"tox.ini": tox, "requirements/tests.txt": "pytest==6.2.4\n", "setup.cfg": SETUP_CFG})
+    assert got.requirements == ("pytest==6.2.4", "six")  # not the folder, and not its extra `docs`
+
+
+SETUP_CFG = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
+SETUP_CFG += "[options.extras_require]\ndocs =\n    sphinx\n"
+
+
 def test_nox_test_sessions_and_poetry_test_groups_only():
     noxfile = """import nox
 
