@@ -62,17 +62,9 @@ def install_failure(output: str) -> tuple[str, str]:
         None,
     )
     if error_at is not None:
-        req = ""
-        for ln in reversed(lines[:error_at]):
-            if m := _COLLECTING.match(ln.strip()):
-                req = _requirement_of(m.group(1))
-                break
         end = next((i for i in range(error_at, len(lines)) if "[end of output]" in lines[i]), len(lines))
         block = lines[error_at + 1 : end]  # the build's own output, pip's frame around it
-        why = next((ln.strip() for ln in reversed(block) if _WHY.match(ln)), "")
-        cause = next((m.group(0).strip() for ln in reversed(block) if (m := _CAUSE.search(ln))), "")
-        why = cause or why  # the compiler's or the exception's line, before `error: Command … failed`
-        return req, f"its build failed: {why}"[:200] if why else "its build failed"
+        return _built(lines[:error_at], block), _build_cause(block)
     if m := re.search(r"Failed (?:to build|building wheel for) `?([^`\s]+)`?", output):
         return m.group(1), "its build failed"
     from .envbase import first_build_error
@@ -80,9 +72,41 @@ def install_failure(output: str) -> tuple[str, str]:
     return "", first_build_error(output)
 
 
+def _built(before: list[str], block: list[str]) -> str:
+    """The requirement whose build failed: the package pip names in `× Building wheel for X …` (all
+    packages are collected before any is built), with the pin from its `Collecting X==1.0` line; else
+    the last `Collecting …`/`Processing …` before the error (a failed metadata step follows it)."""
+    named = next(
+        (
+            m.group(1)
+            for ln in block[:3]
+            if (m := re.search(r"(?:Building wheel|Running setup\.py install) for (\S+)", ln))
+        ),
+        None,
+    )
+    for ln in reversed(before):
+        if m := _COLLECTING.match(ln.strip()):
+            req = _requirement_of(m.group(1))
+            if named is None or _same(req, named):
+                return req
+    return named or ""
+
+
+def _build_cause(block: list[str]) -> str:
+    """Why a build failed: the first compiler error (`greenlet.h:42:5: error: unknown type name
+    'CFrame'`), else the last exception or `error:` line of the build's output."""
+    first_cc = next(
+        (ln.strip() for ln in block if re.search(r"^\s*\S+:\d+(?::\d+)?: (?:fatal )?error: ", ln)), ""
+    )
+    cause = next((m.group(0).strip() for ln in reversed(block) if (m := _CAUSE.search(ln))), "")
+    why = first_cc or cause or next((ln.strip() for ln in reversed(block) if _WHY.match(ln)), "")
+    return f"its build failed: {why}"[:200] if why else "its build failed"
+
+
 def _requirement_of(what: str) -> str:
     """`typed-ast<1.5 (from mypy==0.812)` as it is; a file pip processed (a local index, a link)
     `/files/pkg-1.0.tar.gz` or `pkg-1.0-py3-none-any.whl` -> `pkg==1.0`."""
+    what = re.sub(r" \(from -[rc] .*$", "", what)  # `(from -r …/requirements.txt (line 4))`: our file
     first = what.split(" (", 1)[0]
     if "/" not in first:
         return what
