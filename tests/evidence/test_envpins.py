@@ -141,7 +141,8 @@ def test_the_failing_requirement_and_its_reason_are_read_from_a_real_pip_build_f
     out = (DATA / "typed_ast_build_py311.txt").read_text()
     assert pininstall.install_failure(out) == (
         "typed-ast==1.4.3",
-        "its build failed: ast27/Custom/../Include/compile.h:5:10: fatal error: code.h: No such file or directory",
+        "its build failed: ast27/Custom/../Include/compile.h:5:10: fatal error: code.h: No such file or "
+        "directory",
     )
     # werkzeug's 2021 test pins, captured: pip collects all, then builds; greenlet 1.1.0 fails to compile
     out = (DATA / "werkzeug_2021_tests_py311.txt").read_text()
