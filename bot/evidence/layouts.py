@@ -19,35 +19,20 @@ import tomllib
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
 from .. import pysyntax
+from .testsets import DEV_SET, NOT_TESTS, TEST_ONLY, TEST_SET, norm, nox_test_sessions, test_sets  # noqa: F401
 
 Reader = Callable[[str], str | None]
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")  # extras / dependency groups that hold test dependencies
-# a source (extras, groups, requirement files) that has a test set is read for it alone: its `dev` set
-# (docs, linters, type checkers, old pins that no longer build) is only the fallback
-TEST_ONLY = ("test", "tests", "testing")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _REQ_FILE = re.compile(
     r"^(requirements([-_.](test|tests|testing|dev|ci))?[^/]*\.txt|(test|tests|dev)[-_]requirements\.txt"
     r"|requirements/(test|tests|testing|dev|ci|base|main|default)[^/]*\.(txt|in))$"
 )
-_TEST_SET = re.compile(
-    r"(^|/|[-_.])(test|tests|testing)([-_.][^/]*)?\.(txt|in)$|^(test|tests)[-_]requirements"
-)
-_DEV_SET = re.compile(r"(^|/|[-_.])(dev|ci)([-_.][^/]*)?\.(txt|in)$")
-_NOT_TESTS = re.compile(  # docs, linters, type checkers, release tools: never needed to run the tests
-    r"(^|/|[-_.])(docs?|documentation|lint|linting|typing|types|mypy|style|release|publish|benchmarks?)"
-    r"([-_.][^/]*)?\.(txt|in)$"
-)
 # tox's factor-conditional deps (`min: -r tests-min.txt`, `py38,!dev: x`) belong to other environments
 _TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:\s*,\s*!?[\w.-]+)*\s*:\s")
 # the project or a folder of the tree (`.`, `-e .[test]`, tox's `examples/tutorial[test]`): not indexed
 _LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\|[\w.-]+/)")
-
-
-def norm(name: str) -> str:
-    """PEP 503 normalized distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)
@@ -153,16 +138,6 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     )
 
 
-def test_sets(source: Any, explicit: set[str]) -> list[str]:
-    """The sets of one source (extras, dependency groups) that hold test dependencies: those named
-    explicitly, and `test`/`tests`/`testing` — or `dev` when the source has none of those."""
-    if not isinstance(source, dict):
-        return []
-    names = {norm(k): k for k in source if isinstance(k, str)}
-    wanted = [n for n in TEST_ONLY if n in names] or (["dev"] if "dev" in names else [])
-    return [names[n] for n in sorted({*wanted, *(norm(e) for e in explicit)}) if n in names]
-
-
 def requirement_files(files: Sequence[str]) -> list[str]:
     """The requirement files a test environment reads, without their alternatives: `x.in` when `x.txt`
     (pip-compile's output) is there, and a variant `x-min.txt` / `x-pallets-dev.txt` of a file `x.txt` in
@@ -172,9 +147,9 @@ def requirement_files(files: Sequence[str]) -> list[str]:
     followed, so a variant it names explicitly is read. Where a test set is there (`requirements/tests.txt`,
     `requirements-test.txt`, `test-requirements.txt`), the `dev` and `ci` sets are left out: they add docs,
     linters and type checkers, whose old pins are what fails to build on a newer Python."""
-    matched = sorted(f for f in files if _REQ_FILE.match(f) and not _NOT_TESTS.search(f))
-    if any(_TEST_SET.search(f) for f in matched):
-        matched = [f for f in matched if _TEST_SET.search(f) or not _DEV_SET.search(f)]
+    matched = sorted(f for f in files if _REQ_FILE.match(f) and not NOT_TESTS.search(f))
+    if any(TEST_SET.search(f) for f in matched):
+        matched = [f for f in matched if TEST_SET.search(f) or not DEV_SET.search(f)]
     stems = {f.rsplit(".", 1)[0] for f in matched} - {"requirements"}
     kept = []
     for f in matched:
@@ -323,29 +298,6 @@ def _group(groups: Any, name: str, seen: set[str]) -> list[str]:
         elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
             out += _group(groups, item["include-group"], seen)
     return out
-
-
-def nox_test_sessions(text: str) -> str:
-    """The source of a noxfile's test sessions (a function or `name=` with "test" in it); the whole
-    file when none is named so or it does not parse (docs and lint sessions install what tests never
-    need)."""
-    try:
-        tree = pysyntax.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return text
-    chosen = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            names = [node.name] + [
-                kw.value.value
-                for d in node.decorator_list
-                if isinstance(d, ast.Call)
-                for kw in d.keywords
-                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
-            ]
-            if any("test" in n.lower() for n in names):
-                chosen.append(ast.get_source_segment(text, node) or "")
-    return "\n".join(chosen) if chosen else text
 
 
 def _poetry(poetry: Any, explicit: set[str]) -> list[str]:
