@@ -138,7 +138,7 @@ def recheck(
     if confirmed:
         kept = replace(breakage, tests=confirmed)
         if reach_spec is not None:
-            kept = replace(kept, reach=_reach_of(confirmed, reached))
+            kept = replace(kept, reach=_reach_of(confirmed, reached, reach_spec))
     return Recheck(kept, flaky, notes, made, round(time.monotonic() - t0, 2))
 
 
@@ -200,12 +200,20 @@ def _reach_hook(spec: dict[str, list[int]], select: Sequence[str]) -> RunHook:
 
 
 def _reach_of(
-    tests: Sequence[str], reached: dict[str, list[list[object]]]
+    tests: Sequence[str], reached: dict[str, list[list[object]]], spec: dict[str, list[int]]
 ) -> tuple[tuple[str, int], ...] | None:
     """The changed lines the confirmed tests executed (empty: none); None when the tracer said nothing
-    about them (it did not run, or the ids differ)."""
-    known = [reached[t] for t in tests if t in reached]
+    about them (it did not run, or the ids differ). The file comes from the sandbox, where the PR's code
+    ran: only (path, line) pairs of the spec itself are taken from it."""
+    known = [reached[t] for t in tests if isinstance(reached, dict) and isinstance(reached.get(t), list)]
     if not known:
         return None
-    lines = {(str(p), int(n)) for hits in known for p, n in hits if isinstance(n, int)}  # type: ignore[call-overload]
+    lines = {
+        (p, n)
+        for hits in known
+        for hit in hits
+        if isinstance(hit, list) and len(hit) == 2
+        for p, n in [hit]
+        if isinstance(p, str) and isinstance(n, int) and n in spec.get(p, ())
+    }
     return tuple(sorted(lines))
