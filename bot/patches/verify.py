@@ -12,6 +12,7 @@ then propose -> verify for those findings and for the model's own findings.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -197,7 +198,9 @@ class PatchStage:
         try:  # with the behaviour tracer loaded when there is one: still one run per side
             self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
             why = projectenv.unusable(self.base)
-            pinned = not any("without their pins" in n for n in env.notes)
+            pinned = any(re.search(r"==|~=|<", r) for r in _requirements(env)) and not any(
+                "without their pins" in n for n in env.notes
+            )
             if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run
                 why = self._unpinned(argv, repo, why, hook, progress)
             if why is None:
