@@ -134,12 +134,37 @@ def recheck(
     flaky = tuple(t for t in tests if head_fail[t] < head_seen[t] or base_fail[t] > 0)
     confirmed = tuple(t for t in tests if t not in flaky)
     notes = [_flaky_note(flaky, head_fail, head_seen, base_fail, base_seen)] if flaky else []
-    kept = None
-    if confirmed:
-        kept = replace(breakage, tests=confirmed)
-        if reach_spec is not None:
-            kept = replace(kept, reach=_reach_of(confirmed, reached, reach_spec))
+    reach = None
+    if confirmed and reach_spec is not None and reached:
+        per_test = {t: _reach_of((t,), reached, reach_spec) for t in confirmed}
+        if diff is not None and _traced_all(diff, reach_spec):  # every changed code line was watched
+            unrelated = tuple(t for t in confirmed if per_test[t] == ())
+            if unrelated:
+                notes.append(_unrelated_note(unrelated))
+                confirmed = tuple(t for t in confirmed if t not in unrelated)
+        known = [r for t in confirmed if (r := per_test[t]) is not None]
+        reach = tuple(sorted({x for r in known for x in r})) if known else None
+    kept = replace(breakage, tests=confirmed, reach=reach) if confirmed else None
     return Recheck(kept, flaky, notes, made, round(time.monotonic() - t0, 2))
+
+
+def _traced_all(diff: Diff, spec: dict[str, list[int]]) -> bool:
+    """Did the tracer watch every code line the change touched? (No deleted module, no changed data,
+    configuration or non-Python file: those break tests without a changed line running.)"""
+    for f in diff.files:
+        if is_test_path(f.path) or f.path.endswith((".md", ".rst")) or f.path.startswith("docs/"):
+            continue
+        if f.status == "deleted" or (changed_lines(f) and f.path not in spec):
+            return False
+    return True
+
+
+def _unrelated_note(tests: Sequence[str]) -> str:
+    shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+    return (
+        f"Not counted as broken by this change: {shown} failed at head and passed at base on every rerun "
+        "but never ran a changed line, not even at import (traced) — a flaky or environment-dependent test."
+    )
 
 
 def _flaky_note(
@@ -208,6 +233,8 @@ def _reach_of(
     known = [reached[t] for t in tests if isinstance(reached, dict) and isinstance(reached.get(t), list)]
     if not known:
         return None
+    at_import = reached.get("<import>")  # module bodies: a changed constant runs there, for every test
+    known += [at_import] if isinstance(at_import, list) else []
     lines = {
         (p, n)
         for hits in known

@@ -1,7 +1,8 @@
 """pytest plugin, run inside the sandbox (`-p prereview_reach`; nothing of prereview is importable there):
 which of the changed lines each test executes. The spec (`PREREVIEW_REACH_SPEC`, JSON) maps tree-relative
 paths to line numbers; the result (`{"nodeid": [[path, line], ...]}`) goes to the spec's `out`.
-Tracing is on only while a test's setup, call and teardown run (not during collection and imports)."""
+Lines run while a test's setup, call and teardown run are that test's; lines run outside them (module
+bodies at import, during collection) go under "<import>": a changed constant or default argument."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ _SPEC = json.load(open(os.environ["PREREVIEW_REACH_SPEC"], encoding="utf-8"))  #
 _ROOT = os.getcwd()
 _TARGETS = {os.path.join(_ROOT, p): set(lines) for p, lines in _SPEC["lines"].items()}
 _REL = {os.path.join(_ROOT, p): p for p in _SPEC["lines"]}
-_hits: dict[str, set[tuple[str, int]]] = {}
-_current: set[tuple[str, int]] = set()
+_hits: dict[str, set[tuple[str, int]]] = {"<import>": set()}
+_current: set[tuple[str, int]] = _hits["<import>"]
 _known: dict[str, str | None] = {}
 
 
@@ -46,17 +47,20 @@ def _trace(frame, event, arg):  # noqa: ANN001, ANN202 (the settrace protocol)
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):  # noqa: ANN001, ANN201
-    _current.clear()
-    threading.settrace(_trace)
-    sys.settrace(_trace)
+    global _current
+    _current = _hits.setdefault(item.nodeid, set())
     try:
         yield
     finally:
-        sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type]
-        _hits[item.nodeid] = set(_current)
+        _current = _hits["<import>"]
+
+
+threading.settrace(_trace)  # from the plugin's import on: collection imports the project's modules
+sys.settrace(_trace)
 
 
 def pytest_sessionfinish(session, exitstatus):  # noqa: ANN001, ANN201
+    sys.settrace(None)
+    threading.settrace(None)  # type: ignore[arg-type]
     with open(_SPEC["out"], "w", encoding="utf-8") as fh:
         json.dump({k: sorted(v) for k, v in _hits.items()}, fh)

@@ -206,3 +206,45 @@ def test_a_node_runner_that_cannot_select_a_test_is_rerun_whole(make_repo):
     assert got.flaky == ("pager redraws",) and got.reruns >= 4
     assert got.breakage is not None and got.breakage.tests == ("adds numbers",)
     assert got.breakage.reach is None  # not traced: nothing said either way
+
+
+UNLUCKY = PAGER.replace("assert n != 2", "assert n not in (2, 3, 4)").replace(
+    "fails on the second run of the suite only (the first run at head)",
+    "fails on every run at head, passes on every run at base, and never calls add()",
+)
+
+
+def test_a_failure_that_never_runs_a_changed_line_is_not_blamed_on_the_change(
+    make_repo, tmp_path, monkeypatch
+):
+    """The worst case of a flaky test: it failed on all three head runs and passed on all three base runs.
+    The tracer shows it never ran a changed line (nor did any module body at import): a note, no finding."""
+    counter = tmp_path / "pager-runs"
+    files = {"calc.py": CALC, "tests/test_calc.py": UNLUCKY.format(counter=str(counter)), "pytest.ini": ""}
+    repo = make_repo(files, {"calc.py": CALC.replace("2 * x", "x + x")})
+    data = _review(repo, tmp_path, monkeypatch)
+    assert [f for f in data["findings"] if f["source"] == "tests"] == [], data["findings"]
+    notes = [n for n in data["notes"] if n.startswith("Not counted as broken")]
+    assert (
+        len(notes) == 1
+        and "tests/test_calc.py::test_pager" in notes[0]
+        and "never ran a changed line" in notes[0]
+    )
+    assert int(counter.read_text()) == 6
+
+
+@needs_bwrap
+def test_a_changed_constant_reaches_its_tests_at_import(make_repo):
+    """A module-level line runs at import (during collection), outside any test: it counts as reached,
+    so a test broken by a changed constant is still the change's."""
+    scale = "FACTOR = 2\n\n\ndef scale(x):\n    return FACTOR * x\n"
+    tests = "from calc import scale\n\n\ndef test_scale():\n    assert scale(3) == 6\n"
+    repo = make_repo(
+        {"calc.py": scale, "tests/test_calc.py": tests, "pytest.ini": ""},
+        {"calc.py": scale.replace("2", "3")},
+    )
+    diff = parse(git.git(repo, "diff", "HEAD~1", "HEAD"))
+    got = flaky.recheck(
+        _runner(), repo, "HEAD~1", "HEAD", _breakage(("tests/test_calc.py::test_scale",)), diff
+    )
+    assert got.notes == [] and got.breakage is not None and got.breakage.reach == (("calc.py", 1),)
