@@ -140,11 +140,11 @@ def breakage_finding(breakage: Breakage, diff: Diff, head_text: str | None) -> F
     reach, severity = "", "high"
     if breakage.reach:
         shown = ", ".join(f"{p}:{n}" for p, n in breakage.reach[:3])
-        reach = f" The failing test runs the changed line{'s' if len(breakage.reach) > 1 else ''} {shown}."
+        reach = f"; the failing test runs the changed line{'s' if len(breakage.reach) > 1 else ''} {shown}"
     elif breakage.reach == ():  # traced, and it never ran a changed line: weaker evidence, and said so
         reach = (
-            " The failing test does not run any changed line (traced): the change may break it indirectly "
-            "(data, configuration, an import), or it depends on something else."
+            "; the failing test does not run any changed line (traced): the change may break it indirectly "
+            "(data, configuration), or it depends on something else"
         )
         severity = "medium"
     return Finding(

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from ..change.diff import Diff
 from .breakage import Breakage, changed_lines
-from .detect import is_test_path
 
 if TYPE_CHECKING:
     from .testrun import RunHook, TestRun, TestRunner
@@ -152,7 +151,7 @@ def _traced_all(diff: Diff, spec: dict[str, list[int]]) -> bool:
     """Did the tracer watch every code line the change touched? (No deleted module, no changed data,
     configuration or non-Python file: those break tests without a changed line running.)"""
     for f in diff.files:
-        if is_test_path(f.path) or f.path.endswith((".md", ".rst")) or f.path.startswith("docs/"):
+        if f.path.endswith((".md", ".rst")) or f.path.startswith("docs/"):
             continue
         if f.status == "deleted" or (changed_lines(f) and f.path not in spec):
             return False
@@ -199,14 +198,11 @@ def _fresh_run(runner: TestRunner, repo: Path, commit: str, hook: RunHook) -> tu
 
 
 def _reach_spec(diff: Diff | None) -> dict[str, list[int]] | None:
-    """The changed lines of the change's Python source files (tests left out); None without any."""
+    """The changed lines of the change's Python files, its tests' too (a test the change rewrote runs
+    changed lines of its own); None without any."""
     if diff is None:
         return None
-    spec = {
-        f.path: changed_lines(f)
-        for f in diff.files
-        if f.status != "deleted" and f.path.endswith(".py") and not is_test_path(f.path)
-    }
+    spec = {f.path: changed_lines(f) for f in diff.files if f.status != "deleted" and f.path.endswith(".py")}
     spec = {p: lines for p, lines in spec.items() if lines}
     return spec or None
 
