@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..change.diff import Diff, FileDiff
 from ..types import Finding, PrereviewError
 from .detect import is_test_path
+from .runners import assertion
 
 if TYPE_CHECKING:
     from .testrun import TestRun
@@ -22,12 +23,15 @@ class Breakage:
     tests: tuple[str, ...]  # ids; ("(test run)",) when the run as a whole broke (timeout, crash)
     base: TestRun
     head: TestRun
+    # the changed lines the failing tests executed on a traced rerun (flaky.py); () none, None not traced
+    reach: tuple[tuple[str, int], ...] | None = None
 
     def describe(self) -> str:
         names = [t.rsplit("::", 1)[-1] for t in self.tests]
         shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
         what = "the test run" if self.tests == ("(test run)",) else shown
-        return f"{what}: {first_error(self.head.output) or self.head.summary()}"
+        quoted = assertion(self.head.output, self.tests[0]) if self.tests != ("(test run)",) else ""
+        return f"{what}: {quoted or first_error(self.head.output) or self.head.summary()}"
 
 
 def compare(base: TestRun, head: TestRun) -> Breakage | None:
@@ -84,6 +88,9 @@ def localize(breakage: Breakage, diff: Diff) -> tuple[str, int]:
         f = _match_file(path, files)
         if f is not None and changed_lines(f):
             return f.path, min(changed_lines(f), key=lambda n: (abs(n - line), n))
+    for path, line in breakage.reach or ():  # a changed line the failing test executed
+        if path in files:
+            return path, line
     for f in [*files.values(), *(f for f in diff.files if f.status != "deleted")]:
         if changed_lines(f):
             return f.path, changed_lines(f)[0]
@@ -130,12 +137,22 @@ def breakage_finding(breakage: Breakage, diff: Diff, head_text: str | None) -> F
     quote = lines[line - 1].strip() if 0 < line <= len(lines) else None
     n = len(breakage.tests)
     what = "the test run" if breakage.tests == ("(test run)",) else f"{n} test{'s' if n != 1 else ''}"
+    reach, severity = "", "high"
+    if breakage.reach:
+        shown = ", ".join(f"{p}:{n}" for p, n in breakage.reach[:3])
+        reach = f"; the failing test runs the changed line{'s' if len(breakage.reach) > 1 else ''} {shown}"
+    elif breakage.reach == ():  # traced, and it never ran a changed line: weaker evidence, and said so
+        reach = (
+            "; the failing test does not run any changed line (traced): the change may break it indirectly "
+            "(data, configuration), or it depends on something else"
+        )
+        severity = "medium"
     return Finding(
         path=path,
         line=line,
         message=f"This change breaks {what} that passed before ({breakage.base.summary()} at base, "
-        f"{breakage.head.summary()} at head) — {breakage.describe()}",
-        severity="high",
+        f"{breakage.head.summary()} at head) — {breakage.describe()}{reach}",
+        severity=severity,
         category="bug",
         source="tests",
         rule_id="tests/broken",

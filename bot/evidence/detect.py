@@ -48,9 +48,30 @@ def detect_command(files: Sequence[str], read: Callable[[str], str | None], cfg:
     ):
         if marker in top:
             return argv
+    if modules := go_modules(files):  # Go modules below the root, none at it: each module's packages
+        return ["go", "test", *(f"./{m}/..." for m in modules)]
     if "Makefile" in top and re.search(r"^test\s*:", read("Makefile") or "", re.M):
         return ["make", "test"]
     return None
+
+
+GO_MODULES_MAX = 20
+
+
+def go_modules(files: Sequence[str]) -> list[str]:
+    """The folders of a tree's Go modules when there is none at its root (`go.mod` below it; vendored,
+    testdata and hidden folders left out), at most GO_MODULES_MAX, shallowest first."""
+    if "go.mod" in set(files):
+        return []
+    skip = {"vendor", "testdata", "node_modules", "third_party"}
+    found = [
+        str(Path(f).parent)
+        for f in files
+        if Path(f).name == "go.mod"
+        and not (set(Path(f).parts[:-1]) & skip)
+        and not any(p.startswith((".", "_")) for p in Path(f).parts[:-1])
+    ]
+    return sorted(found, key=lambda d: (d.count("/"), d))[:GO_MODULES_MAX]
 
 
 def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:

@@ -36,7 +36,12 @@ BUILD_PASS = re.compile(
 
 
 class EnvError(Exception):
-    """The environment could not be built; the message is the first error line."""
+    """The environment could not be built; the message is the first error line, `output` the step's
+    whole output (what pininstall reads the failing requirement from)."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass
@@ -92,12 +97,19 @@ def run_build(
         raise EnvError(f"`{argv[0]}` could not start ({exc.strerror})") from None
     if proc.returncode != 0:
         what = " ".join(_short(a) for a in argv[:4])
-        raise EnvError(f"`{what}` failed: {first_build_error(proc.stdout + proc.stderr)}")
+        out = proc.stdout + proc.stderr
+        raise EnvError(f"`{what}` failed: {first_build_error(out)}", out)
     return proc.stdout
 
 
 def first_build_error(out: str) -> str:
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    npm = [re.sub(r"^npm (?:error|ERR!)\s*", "", ln) for ln in lines if re.match(r"^npm (?:error|ERR!)", ln)]
+    npm = [ln for ln in npm if ln and not ln.startswith("A complete log of this run")]
+    if npm:  # `code E404` alone says little: the code with the lines that explain it
+        code = npm[0][len("code ") :] if npm[0].startswith("code ") else ""
+        rest = [ln for ln in npm[1 if code else 0 :] if not re.fullmatch(r"\d{3}", ln)][:3]
+        return (f"npm {code}: " if code else "npm: ") + " ".join(rest)[:400]
     for ln in lines:
         if re.search(r"\b(ERROR|error|Error)\b|No matching distribution|not found|Could not", ln):
             return ln[:200]

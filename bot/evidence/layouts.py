@@ -19,6 +19,7 @@ import tomllib
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
 from .. import pysyntax
+from .testsets import DEV_SET, NOT_TESTS, TEST_ONLY, TEST_SET, norm, nox_test_sessions, test_sets  # noqa: F401
 
 Reader = Callable[[str], str | None]
 
@@ -30,12 +31,8 @@ _REQ_FILE = re.compile(
 )
 # tox's factor-conditional deps (`min: -r tests-min.txt`, `py38,!dev: x`) belong to other environments
 _TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:\s*,\s*!?[\w.-]+)*\s*:\s")
-_LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\)")
-
-
-def norm(name: str) -> str:
-    """PEP 503 normalized distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+# the project or a folder of the tree (`.`, `-e .[test]`, tox's `examples/tutorial[test]`): not indexed
+_LOCAL = re.compile(r"^(-e\s+|--editable\s+)?(\.|\./|\.\[|/|file:|\w:\\|[\w.-]+/)")
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         f for f in ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py", "uv.lock") if f in top
     ]
     reqs: list[str] = []
-    extras: set[str] = set(TEST_EXTRAS)
+    extras: set[str] = set()  # named explicitly (tox `extras =`, `-e .[test]`): read from every source
 
     def add_lines(lines: Iterable[str], origin: str) -> None:
         for raw in lines:
@@ -74,9 +71,11 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
                     dep_files.append(ref)
                     add_lines((read(ref) or "").splitlines(), ref)
                 continue
-            if _LOCAL.match(line):  # `.`, `-e .[test]`: the project itself, maybe with extras
+            if _LOCAL.match(line):  # `.`, `-e .[test]`: the project itself, maybe with extras; or a folder
                 wanted = re.search(r"\[([^\]]*)\]", line)
-                extras.update(x.strip() for x in (wanted.group(1).split(",") if wanted else ()))
+                where = re.sub(r"^(-e|--editable)\s+", "", line).split("[", 1)[0].strip().rstrip("/")
+                if where in (".", "./", "") and wanted:
+                    extras.update(x.strip() for x in wanted.group(1).split(","))
                 continue
             if line.startswith("-"):  # index options, constraints, hashes: not followed (see docs)
                 continue
@@ -101,7 +100,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
             for x in (_ini_get(tox, section, "extras") or "").replace(",", "\n").split():
                 extras.add(x)
     if "noxfile.py" in top:
-        for call in re.findall(r"session\.install\(([^)]*)\)", read("noxfile.py") or ""):
+        for call in re.findall(r"session\.install\(([^)]*)\)", nox_test_sessions(read("noxfile.py") or "")):
             args = re.findall(r"""["']([^"']+)["']""", call)
             joined = " ".join(args)
             add_lines([joined] if args[:1] in (["-r"], ["-e"]) else args, "noxfile.py")
@@ -109,20 +108,25 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
     optional = project.get("optional-dependencies", {})
     groups = pyproject.get("dependency-groups", {})
     poetry = pyproject.get("tool", {}).get("poetry", {}) if isinstance(pyproject.get("tool"), dict) else {}
-    for extra in sorted(extras):
-        if isinstance(optional, dict):
-            reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
+    for extra in test_sets(optional, extras):
+        reqs += [d for d in optional.get(extra, []) if isinstance(d, str)]
+    for extra in test_sets(groups, extras):
         reqs += _group(groups, extra, set())
-    reqs += _poetry(poetry)
+    reqs += _poetry(poetry, extras)
     if setup_cfg is not None:
         reqs += _lines(_ini_get(setup_cfg, "options", "install_requires"))
-        for extra in sorted(extras):
-            reqs += _lines(_ini_get(setup_cfg, "options.extras_require", extra))
+        cfg_extras = (
+            dict(setup_cfg["options.extras_require"])
+            if setup_cfg.has_section("options.extras_require")
+            else {}
+        )
+        for extra in test_sets(cfg_extras, extras):
+            reqs += _lines(cfg_extras[extra])
     if "setup.py" in top:
         install, extras_req = setup_py_requirements(read("setup.py"))
         reqs += install
-        for extra in sorted(extras):
-            reqs += extras_req.get(extra, [])
+        for extra in test_sets(extras_req, extras):
+            reqs += extras_req[extra]
     own = {name} if name else set()
     kept = [r for r in dict.fromkeys(r.strip() for r in reqs) if r and _req_name(r) not in own]
     return PythonLayout(
@@ -140,8 +144,12 @@ def requirement_files(files: Sequence[str]) -> list[str]:
     the same folder (tox picks those by factor; together they conflict, and `-dev` variants fetch
     branches from github). The root's `requirements.txt` is never the plain file of a variant:
     `requirements-test.txt` beside it is a second set, not an alternative. A kept file's `-r` is still
-    followed, so a variant it names explicitly is read."""
-    matched = sorted(f for f in files if _REQ_FILE.match(f))
+    followed, so a variant it names explicitly is read. Where a test set is there (`requirements/tests.txt`,
+    `requirements-test.txt`, `test-requirements.txt`), the `dev` and `ci` sets are left out: they add docs,
+    linters and type checkers, whose old pins are what fails to build on a newer Python."""
+    matched = sorted(f for f in files if _REQ_FILE.match(f) and not NOT_TESTS.search(f))
+    if any(TEST_SET.search(f) for f in matched):
+        matched = [f for f in matched if TEST_SET.search(f) or not DEV_SET.search(f)]
     stems = {f.rsplit(".", 1)[0] for f in matched} - {"requirements"}
     kept = []
     for f in matched:
@@ -292,13 +300,15 @@ def _group(groups: Any, name: str, seen: set[str]) -> list[str]:
     return out
 
 
-def _poetry(poetry: Any) -> list[str]:
-    """Poetry's dependency tables: the names only (its `^1.2` constraints are not pip syntax)."""
+def _poetry(poetry: Any, explicit: set[str]) -> list[str]:
+    """Poetry's dependency tables: the names only (its `^1.2` constraints are not pip syntax); of its
+    groups the test ones (`dev` without one), as for extras."""
     if not isinstance(poetry, dict):
         return []
     tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
-    for g in TEST_EXTRAS:
-        tables.append(poetry.get("group", {}).get(g, {}).get("dependencies", {}))
+    groups = poetry.get("group", {})
+    for g in test_sets(groups, explicit):
+        tables.append(groups[g].get("dependencies", {}) if isinstance(groups[g], dict) else {})
     return [n for t in tables if isinstance(t, dict) for n in t if n.lower() != "python"]
 
 
@@ -356,7 +366,10 @@ _MANIFESTS = {
 def toolchain(argv: Sequence[str], files: Sequence[str]) -> Toolchain | None:
     top = set(files)
     kind = {"npm": "node", "go": "go", "cargo": "rust", "mvn": "maven"}.get(argv[0] if argv else "")
-    if kind is None or _MANIFESTS[kind][0] not in top:
+    if kind is None:
+        return None
+    below = kind == "go" and any(PurePosixPath(f).name == "go.mod" for f in files)  # modules below the root
+    if _MANIFESTS[kind][0] not in top and not below:
         return None
     names = set(_MANIFESTS[kind])
     locks = tuple(sorted(f for f in files if PurePosixPath(f).name in names and "node_modules/" not in f))

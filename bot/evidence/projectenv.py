@@ -48,11 +48,31 @@ from .envbase import (  # noqa: F401  (the builders' shared names, importable fr
     ready,
     run_build,
 )
+from .pininstall import NEWER_PYTEST, built_info
 
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
     "project's dependencies installed)"
 )
+
+FIX_BY_TOOL = {  # the same advice in the project's own terms
+    "npm": "set `test_command` to a command that runs the tests offline with the project's node_modules "
+    "(e.g. `npm test`, `npx mocha`, `npx vitest run`, `node --test`)",
+    "go": "set `test_command` (e.g. `go test ./...`), with Go installed where prereview runs",
+    "cargo": "set `test_command` (e.g. `cargo test --offline`), with cargo installed where prereview runs",
+    "mvn": "set `test_command` (e.g. `mvn -o test`), with Maven installed where prereview runs",
+}
+
+
+def fix_for(argv: Sequence[str] | None) -> str:
+    """What to set when the tests could not run, for this kind of project (Python advice for Python)."""
+    tool = Path(argv[0]).name if argv else ""
+    if tool in FIX_BY_TOOL:
+        return FIX_BY_TOOL[tool]
+    if not argv or "pytest" in " ".join(argv) or tool.startswith("python"):
+        return FIX
+    return "set `test_command` to the command that runs the tests (offline, in the sandbox)"
+
 
 FIX_TIME = "raise `sandbox.timeout` (and `tests.budget_seconds`), or set `test_command` to a quicker subset"
 
@@ -86,9 +106,11 @@ def resolve(
     env_dir: Path,
     progress: Progress | None = None,
     head_sha: str = "HEAD",
+    unpinned: bool = False,
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
-    project lacks: a failed build comes back with `error` set (the first error line).
+    project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
+    venv gets the test requirements without their versions.
 
     Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
     such as an incremental review's last head is the PR author's commit and never reaches the host)."""
@@ -102,7 +124,7 @@ def resolve(
 
     try:
         env = _resolve(
-            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, head_sha
+            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, head_sha, unpinned
         )
     except EnvError as exc:
         env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
@@ -121,6 +143,7 @@ def _resolve(
     env_dir: Path,
     progress: Progress,
     head_sha: str = "HEAD",
+    unpinned: bool = False,
 ) -> ProjectEnv:
     python = interpreter(cfg.tests.python, repo, head_sha) if cfg.tests.python else None
     if cfg.test_cmd:
@@ -148,7 +171,9 @@ def _resolve(
         else:
             from .pyvenv import build_venv
 
-            exe, key, ro, how = build_venv(layout, files, read, env_dir, cfg, progress, repo, base_sha)
+            exe, key, ro, how = build_venv(
+                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned
+            )
         pythonpath = ":".join("{root}" if r == "." else "{root}/" + r for r in layout.roots)
         bindir = str(Path(exe).parent) if "/" in exe else ""
         env_vars = {"PYTHONPATH": pythonpath, "PYTHONNOUSERSITE": "1"}
@@ -156,7 +181,17 @@ def _resolve(
             env_vars["PATH"] = f"{bindir}:{SANDBOX_PATH}"
         kind = "python" if python is not None else "image" if sandbox_name == "docker" else "built"
         full_key = _hash([key, layout.roots])
-        return ProjectEnv(kind, (exe, *argv[1:]), key=full_key, vars=env_vars, ro_paths=ro, describe=how)
+        notes, unpinned_env = built_info(exe) if kind == "built" else ([], False)  # e.g. pins left out, why
+        extra = NEWER_PYTEST if unpinned_env else ()
+        return ProjectEnv(
+            kind,
+            (exe, *argv[1:], *extra),
+            key=full_key,
+            vars=env_vars,
+            ro_paths=ro,
+            describe=how,
+            notes=notes,
+        )
     tc = layouts.toolchain(argv, files)
     if tc is not None and sandbox_name != "docker":
         from .toolchains import build_toolchain
@@ -271,7 +306,7 @@ def _last_line(out: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def cannot_test_note(why: str, at: str = "base") -> str:
+def cannot_test_note(why: str, at: str = "base", argv: Sequence[str] | None = None) -> str:
     """The one note line of a review whose tests could not be used."""
-    fix = FIX_TIME if why.startswith("timed out") else FIX
+    fix = FIX_TIME if why.startswith("timed out") else fix_for(argv)
     return f"Tests not used as evidence: the {at} run could not test anything ({why}); {fix}."

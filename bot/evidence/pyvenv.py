@@ -27,6 +27,7 @@ from ..config import Config
 from ..progress import Progress
 from . import layouts
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
+from .pininstall import install_with_fallback, unpinned_args
 
 
 def base_python() -> str:
@@ -43,8 +44,10 @@ def build_venv(
     progress: Progress,
     repo: Path,
     base_sha: str,
+    unpinned: bool = False,
 ) -> tuple[str, str, tuple[str, ...], str]:
-    """(python executable, key, read-only paths for the sandbox, description)."""
+    """(python executable, key, read-only paths for the sandbox, description). `unpinned`: the test
+    requirements without their versions (the pinned set installed, but the tests did not run with it)."""
     uv = None if cfg.tests.wheels_only else shutil.which("uv")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     reqs = list(layout.requirements)
@@ -66,6 +69,7 @@ def build_venv(
         layout.name,
         cfg.tests.wheels_only,
         *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
+        *(["unpinned"] if unpinned else []),
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
@@ -79,8 +83,13 @@ def build_venv(
             (d / "requirements.txt").write_text("\n".join(reqs) + "\n", encoding="utf-8")
             (d / "constraints.txt").write_text("".join(f"{p}\n" for p in pins), encoding="utf-8")
             reqs_args = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
-            if cfg.tests.wheels_only:  # no package's build code runs on this host
-                reqs_args += ["--no-build"] if uv else ["--only-binary", ":all:"]
+            binary = (["--no-build"] if uv else ["--only-binary", ":all:"]) if cfg.tests.wheels_only else []
+            reqs_args += binary  # wheels_only: no package's build code runs on this host
+            retry = unpinned_args(files, read, layout.name, reqs, d, binary)
+            if unpinned:
+                if retry is None:
+                    raise EnvError("the test requirements have no versions to leave out")
+                reqs_args, retry = retry, None
             timeout = cfg.tests.build_timeout
             if uv:
                 run_build(
@@ -88,19 +97,24 @@ def build_venv(
                 )
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
-                run_build([*install, *reqs_args], cwd=d, timeout=timeout)
+                notes = install_with_fallback(
+                    lambda args: run_build([*install, *args], cwd=d, timeout=timeout), reqs_args, retry
+                )
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
-                pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input", "-q"]
-                run_build([*pip, "install", *reqs_args], cwd=d, timeout=timeout)
-                uninstall = [*pip, "uninstall", "-y"]
+                pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input"]
+                notes = install_with_fallback(  # not -q: pip's `Collecting x` names what failed
+                    lambda args: run_build([*pip, "install", *args], cwd=d, timeout=timeout), reqs_args, retry
+                )
+                uninstall = [*pip, "-q", "uninstall", "-y"]
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
                 _bare_dist_info(d, layout.name, read)
-            mark_ready(d, {"requirements": reqs, "tool": tool, "python": version})
+            info = {"requirements": reqs, "tool": tool, "python": version, "notes": notes}
+            mark_ready(d, {**info, "unpinned": unpinned or bool(notes)})
     if not exe.exists():
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))

@@ -38,6 +38,7 @@ from .breakage import (  # noqa: E402
     localize,
 )
 from .detect import PYTEST, PYTEST_MARKERS, detect_at, detect_command, detect_in_dir, is_test_path  # noqa: E402
+from .runners import parse_js  # noqa: E402
 
 __all__ = [
     "PYTEST",
@@ -141,6 +142,8 @@ def parse_output(out: str) -> dict[str, object]:
     elif mvn := _MAVEN.findall(out):
         run, fail, err, skip = (int(x) for x in mvn[-1])
         counts.update(passed=run - fail - err - skip, failed=fail, errors=err, skipped=skip)
+    elif (js := parse_js(out)) is not None:  # mocha, node --test, vitest
+        return js
     else:  # go test
         failing = re.findall(r"^\s*--- FAIL: (\S+)", out, re.M)
         counts["failed"] = len(failing)
@@ -301,7 +304,13 @@ class TestRunner:
         return self.collected.get(self._key(commit, hook), "")
 
     def in_tree(self, root: Path) -> TestRun:
+        """One run in a tree the caller made (never cached)."""
         return self._run(root, None)[0]
+
+    def in_tree_collect(self, root: Path, hook: RunHook) -> tuple[TestRun, str]:
+        """One run with `hook` in a tree the caller made (never cached), and the hook's file read back."""
+        run, text, _ = self._run(root, hook)
+        return run, text
 
     def _run(self, root: Path, hook: RunHook | None, label: str = "") -> tuple[TestRun, str, list[str]]:
         """The run, the text of the hook's file read back ('' without a hook), notes on that read-back."""

@@ -6,10 +6,11 @@ inside the sandbox offline with that directory read-only. The fetch steps run no
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..config import Config
@@ -53,7 +54,10 @@ def build_toolchain(
 
             with tempfile.TemporaryDirectory(prefix=f"prereview-{tc.kind}-") as tmp:
                 tree = export_tree(repo, base_sha, Path(tmp) / "base")
-                _FETCH[tc.kind](tool, tree, d, cfg.tests.build_timeout)
+                if tc.kind == "go":  # each module's dependencies (modules below the root: each of them)
+                    _go_fetch(tool, tree, d, cfg.tests.build_timeout, _go_dirs(argv))
+                else:
+                    _FETCH[tc.kind](tool, tree, d, cfg.tests.build_timeout)
             mark_ready(d, {"kind": tc.kind, "lockfiles": list(tc.lockfiles)})
     return _RUN[tc.kind](tool, list(argv), d, key)
 
@@ -112,20 +116,39 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
 # ---------------------------------------------------------------- go
 
 
-def _go_fetch(go: str, tree: Path, d: Path, timeout: float) -> None:
-    run_build(
-        [go, "mod", "download", "all"],
-        cwd=tree,
-        timeout=timeout,
-        env={"GOMODCACHE": str(d / "mod"), "GOFLAGS": "-modcacherw", "GOTOOLCHAIN": "local"},
-    )
+def _go_dirs(argv: Sequence[str]) -> list[str]:
+    """The module folders of a `go test ./a/... ./b/...` for modules below the root; [] for `./...`."""
+    dirs = [a[2:-4] for a in argv[2:] if a.startswith("./") and a.endswith("/...") and a != "./..."]
+    return [x for x in dirs if x and ".." not in x.split("/")]
+
+
+def _go_fetch(go: str, tree: Path, d: Path, timeout: float, dirs: Sequence[str] = ()) -> None:
+    for sub in dirs or ["."]:
+        run_build(
+            [go, "mod", "download", "all"],
+            cwd=tree / sub,
+            timeout=timeout,
+            env={"GOMODCACHE": str(d / "mod"), "GOFLAGS": "-modcacherw", "GOTOOLCHAIN": "local"},
+        )
+
+
+def _go_argv(go: str, argv: list[str]) -> tuple[str, ...]:
+    """`go test ./...`, or for modules below the root one `go test ./...` in each module's folder
+    (arguments appended later — a rerun's `-run` — reach every one of them through "$@")."""
+    dirs = _go_dirs(argv)
+    if not dirs:
+        return (go, *argv[1:])
+    flags = " ".join(shlex.quote(a) for a in argv[2:] if not a.startswith("./"))
+    loop = " ".join(shlex.quote(x) for x in dirs)
+    script = f'st=0; for d in {loop}; do (cd "$d" && go test {flags} ./... "$@") || st=1; done; exit $st'
+    return ("sh", "-c", script.replace("  ", " "), "sh")
 
 
 def _go_run(go: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
     goroot = subprocess.run([go, "env", "GOROOT"], capture_output=True, text=True).stdout.strip()
     return ProjectEnv(
         "toolchain",
-        (go, *argv[1:]),
+        _go_argv(go, argv),
         key=key,
         vars={
             "PATH": f"{Path(go).parent}:{SANDBOX_PATH}",
@@ -187,5 +210,10 @@ def _maven_run(mvn: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
     )
 
 
-_FETCH = {"node": _node_fetch, "go": _go_fetch, "rust": _rust_fetch, "maven": _maven_fetch}
+_FETCH: dict[str, Callable[[str, Path, Path, float], None]] = {
+    "node": _node_fetch,
+    "go": _go_fetch,
+    "rust": _rust_fetch,
+    "maven": _maven_fetch,
+}
 _RUN = {"node": _node_run, "go": _go_run, "rust": _rust_run, "maven": _maven_run}

@@ -12,6 +12,7 @@ then propose -> verify for those findings and for the model's own findings.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +24,8 @@ from .. import fsguard
 from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
-from ..evidence import projectenv, testrun
+from ..evidence import flaky, projectenv, testrun
+from ..evidence.pininstall import failing_pin
 from ..evidence.testrun import Breakage, TestRun, TestRunner
 from ..models import Model
 from ..progress import Progress, Quiet
@@ -177,9 +179,10 @@ class PatchStage:
             progress=progress,
         )
         self.seconds["env"] = env.seconds
+        self.notes += env.notes
         if env.error is not None:
             self.unusable = f"could not build the test environment: {env.error}"
-            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.FIX}.")
+            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.fix_for(argv)}.")
             return
         self.sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
         budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
@@ -196,6 +199,11 @@ class PatchStage:
         try:  # with the behaviour tracer loaded when there is one: still one run per side
             self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
             why = projectenv.unusable(self.base)
+            pinned = any(re.search(r"==|~=|<", r) for r in _requirements(env)) and not any(
+                "without their pins" in n for n in env.notes
+            )
+            if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run
+                why = self._unpinned(argv, repo, why, hook, progress)
             if why is None:
                 self.head = self.runner.at_commit(repo, self.change.head_sha, hook)
         except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
@@ -207,16 +215,64 @@ class PatchStage:
         self.notes += [f"tests: {n}" for n in self.runner.notes]  # read-backs refused or cut
         if why is not None:  # nothing to compare against, nothing to verify a patch with
             self.unusable = why
-            self.notes.append(projectenv.cannot_test_note(why))
+            self.notes.append(projectenv.cannot_test_note(why, argv=argv))
             progress.message(f"tests: base unusable ({why}); {self.seconds['tests']:.1f}s")
             self.runner = self.head = None
             return
         assert self.head is not None
         self.breakage = testrun.compare(self.base, self.head)
+        if self.breakage is not None:  # a test that flips on a rerun is flaky, never a finding
+            budget = max(30.0, self.cfg.tests.budget_seconds - env.seconds - self.seconds["tests"])
+            checked = flaky.recheck(
+                self.runner,
+                repo,
+                self.change.base_sha,
+                self.change.head_sha,
+                self.breakage,
+                self.diff,
+                budget=budget,
+            )
+            self.breakage, self.seconds["reruns"] = checked.breakage, checked.seconds
+            self.notes += checked.notes
         progress.message(
             f"tests: base {self.base.summary()}; head {self.head.summary()} "
             f"(environment {env.seconds:.1f}s, tests {self.seconds['tests']:.1f}s)"
         )
+
+    def _unpinned(
+        self, argv: list[str], repo: Path, why: str, hook: testrun.RunHook | None, progress: Progress
+    ) -> str | None:
+        """The base run tested nothing with the pinned test requirements (pytest 6 on Python 3.11): the
+        same requirements without their versions, once. None when that run is usable (and is used)."""
+        assert self.runner is not None and self.env is not None
+        env = projectenv.resolve(
+            argv,
+            cfg=self.cfg,
+            repo=repo,
+            source=self.change.env_source,
+            head_sha=self.change.head_sha,
+            sandbox_name=self.sandbox.name if self.sandbox is not None else "",
+            env_dir=self.env_dir or projectenv.default_env_dir(self.cache_dir),
+            progress=progress,
+            unpinned=True,
+        )
+        self.seconds["env"] = self.seconds.get("env", 0.0) + env.seconds
+        if env.error is not None:
+            return why
+        assert self.sandbox is not None
+        sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
+        runner = TestRunner(sandbox, argv, self.runner.timeout, self.cache_dir, env=env)
+        base = runner.at_commit(repo, self.change.base_sha, hook)
+        if projectenv.unusable(base) is not None:
+            return why
+        pin = failing_pin(self.base.output if self.base else "", _requirements(self.env))
+        self.env, self.runner, self.base, self.sandbox = env, runner, base, sandbox
+        self.notes.append(
+            "Test environment: the tests did not run with the pinned test requirements ("
+            + (f"`{pin}`: " if pin else "")
+            + f"{why}); installed them without their pins instead."
+        )
+        return None
 
     def breakage_findings(self, diff: Diff) -> list[Finding]:
         """extra_findings hook: one finding for the tests the change breaks."""
@@ -327,6 +383,14 @@ class PatchStage:
                 f"{f.path}:{f.line} ({tried} candidate(s) verified, none passed)"
             )
         return None
+
+
+def _requirements(env: projectenv.ProjectEnv) -> list[str]:
+    """A built venv's requirement lines (what its pins were)."""
+    try:
+        return (Path(env.argv[0]).parent.parent / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
 
 
 def _deleted_hint(fd: FileDiff | None, f: Finding) -> str:

@@ -154,7 +154,7 @@ import os
 setup(
     name="Flask",
     install_requires=["Werkzeug >= 2.2.2", "click >= 8.0"],
-    extras_require={"test": ["pytest-mock"], "async": ["asgiref"], "dev:python_version<'3.8'": ["mock"]},
+    extras_require={"test": ["pytest-mock"], "async": ["asgiref"], "test:python_version<'3.8'": ["mock"]},
     tests_require=os.environ["NEVER_READ"],
 )
 """
@@ -162,8 +162,8 @@ setup(
     assert got.requirements == (
         "Werkzeug >= 2.2.2",
         "click >= 8.0",
-        "mock; python_version<'3.8'",
         "pytest-mock",
+        "mock; python_version<'3.8'",
     )
     assert "setup.py" in got.dep_files
     assert layouts.setup_py_requirements("setup(install_requires=deps())") == ([], {})
@@ -184,13 +184,12 @@ def test_alternative_requirement_files_are_left_out():
         ),
         "src/flask/__init__.py",
     ]
-    assert layouts.requirement_files(flask) == ["requirements/dev.txt", "requirements/tests.txt"]
+    assert layouts.requirement_files(flask) == ["requirements/tests.txt"]  # the test set, not dev
     root = ["requirements.txt", "requirements-test.txt", "requirements-test-min.txt", "requirements/ci.in"]
     assert layouts.requirement_files(root) == [
         "requirements-test.txt",
         "requirements.txt",
-        "requirements/ci.in",
-    ]
+    ]  # ci: not a test set
     files = {
         "requirements/tests.txt": "-r tests-extra.txt\npytest==8\n",
         "requirements/tests-extra.txt": "freezegun\n",

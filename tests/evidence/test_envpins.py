@@ -1,0 +1,334 @@
+"""The project's test environment, robustly: the smallest set that runs the tests (the test set, not
+dev/docs/typing), and a pinned install that fails here retried without its pins, with one note line that
+names the requirement and why. The installs are real (a venv, pip, a local index built here; no network).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.cli.root import cli
+from bot.evidence import layouts, pininstall
+from bot.evidence.envbase import EnvError, run_build
+
+DATA = Path(__file__).parent.parent / "data" / "pip"
+
+
+def layout(files: dict[str, str]) -> layouts.PythonLayout:
+    return layouts.python_layout(list(files), files.get)
+
+
+# ---------------------------------------------------------------- which set (read, never executed)
+
+PIP_COMPILED = {  # a 2021 tree: pip-compile's outputs with their inputs
+    "requirements/tests.in": "pytest\nasgiref\n",
+    "requirements/tests.txt": "asgiref==3.4.1\nattrs==21.2.0\npytest==6.2.5\nprv-oldpin==1.0\n",
+    "requirements/dev.in": "-r docs.in\n-r tests.in\n-r typing.in\npre-commit\ntox\n",
+    "requirements/dev.txt": "pre-commit==2.15.0\nsphinx==4.2.0\nmypy==0.812\ntyped-ast==1.4.3\n",
+    "requirements/docs.in": "sphinx\n",
+    "requirements/docs.txt": "sphinx==4.2.0\n",
+    "requirements/typing.in": "mypy\n",
+    "requirements/typing.txt": "mypy==0.812\ntyped-ast==1.4.3\n",
+    "src/pkg/__init__.py": "",
+}
+
+
+def test_the_test_requirements_are_chosen_over_dev_docs_and_typing():
+    got = layout(PIP_COMPILED)
+    assert got.requirements == ("asgiref==3.4.1", "attrs==21.2.0", "pytest==6.2.5", "prv-oldpin==1.0")
+    assert [f for f in got.dep_files if f.startswith("requirements/")] == ["requirements/tests.txt"]
+    root = ["requirements.txt", "requirements-dev.txt", "requirements-test.txt", "requirements-docs.txt"]
+    assert layouts.requirement_files(root) == ["requirements-test.txt", "requirements.txt"]
+    # without a test set, dev is still the fallback (it usually holds the test tools)
+    assert layouts.requirement_files(["requirements/dev.txt", "requirements/docs.txt"]) == [
+        "requirements/dev.txt"
+    ]
+
+
+def test_a_test_extra_or_group_is_read_for_itself_and_dev_only_without_one():
+    pyproject = """
+[project]
+name = "pkg"
+[project.optional-dependencies]
+test = ["pytest-mock"]
+dev = ["sphinx", "mypy==0.812"]
+[dependency-groups]
+dev = ["hypothesis"]
+"""
+    got = layout({"pyproject.toml": pyproject})
+    assert got.requirements == ("pytest-mock", "hypothesis")  # the extras' test set; the groups' dev set
+    tox = "[testenv]\nextras = dev\n"  # named explicitly: read
+    assert "sphinx" in layout({"pyproject.toml": pyproject, "tox.ini": tox}).requirements
+    setup_py = 'setup(extras_require={"tests": ["mock"], "dev": ["black"]})'
+    assert layout({"setup.py": setup_py}).requirements == ("mock",)
+
+
+def test_folders_of_the_tree_in_tox_deps_are_never_requirements():
+    """flask 2.0's tox.ini: `examples/tutorial[test]` is a folder of the tree (pip read it as an invalid
+    requirement and the whole environment failed)."""
+    tox = "[testenv]\ndeps =\n    -r requirements/tests.txt\n    examples/tutorial[docs]\n    -e ./sub\n"
+    got = layout({"tox.ini": tox, "requirements/tests.txt": "pytest==6.2.4\n", "setup.cfg": SETUP_CFG})
+    assert got.requirements == ("pytest==6.2.4", "six")  # not the folder, and not its extra `docs`
+
+
+SETUP_CFG = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
+SETUP_CFG += "[options.extras_require]\ndocs =\n    sphinx\n"
+
+
+def test_nox_test_sessions_and_poetry_test_groups_only():
+    noxfile = """import nox
+
+@nox.session
+def docs(session):
+    session.install("sphinx", "furo")
+
+@nox.session(name="unit")
+def run_unit_tests(session):
+    session.install("pytest", "freezegun")
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+"""
+    assert layout({"noxfile.py": noxfile}).requirements == ("pytest", "freezegun")
+    plain = 'import nox\n\n@nox.session\ndef check(session):\n    session.install("pytest")\n'
+    assert layout({"noxfile.py": plain}).requirements == ("pytest",)  # no test-named session: all of them
+    poetry = """
+[tool.poetry.dependencies]
+python = "^3.8"
+attrs = "^21"
+[tool.poetry.group.test.dependencies]
+pytest = "^7"
+[tool.poetry.group.dev.dependencies]
+mypy = "0.812"
+[tool.poetry.group.docs.dependencies]
+sphinx = "*"
+"""
+    assert layout({"pyproject.toml": poetry}).requirements == ("attrs", "pytest")
+
+
+def test_the_unpinned_requirements_come_from_the_in_files_or_the_names():
+    assert pininstall.unpinned_requirements(list(PIP_COMPILED), PIP_COMPILED.get) == ["pytest", "asgiref"]
+    files = {"requirements-test.txt": "pytest==6.2.5\nrequests[socks]>=2,<3 ; python_version >= '3'\n"}
+    assert pininstall.unpinned_requirements(list(files), files.get) == [
+        "pytest",
+        "requests[socks]; python_version >= '3'",
+    ]
+    assert pininstall.unpinned(["pkg @ https://example.invalid/pkg.zip", "x~=1.0"]) == [
+        "pkg @ https://example.invalid/pkg.zip",
+        "x",
+    ]
+
+
+# ---------------------------------------------------------------- what failed, from pip's own output
+
+
+def test_the_failing_requirement_and_its_reason_are_read_from_a_real_pip_build_failure():
+    """typed-ast 1.4.3 (a mypy 0.812 dependency) on Python 3.11, captured: pip says only
+    `subprocess-exited-with-error` at the end; the requirement and the compiler's error are above it."""
+    out = (DATA / "typed_ast_build_py311.txt").read_text()
+    assert pininstall.install_failure(out) == (
+        "typed-ast==1.4.3",
+        "its build failed: ast27/Custom/../Include/compile.h:5:10: fatal error: code.h: No such file or "
+        "directory",
+    )
+    # werkzeug's 2021 test pins, captured: pip collects all, then builds; greenlet 1.1.0 fails to compile
+    out = (DATA / "werkzeug_2021_tests_py311.txt").read_text()
+    assert pininstall.install_failure(out) == (
+        "greenlet==1.1.0",
+        "its build failed: src/greenlet/greenlet.h:42:5: error: unknown type name ‘CFrame’",
+    )
+
+
+# ---------------------------------------------------------------- real installs from a local index
+
+
+def _wheel(
+    d: Path, name: str, version: str, requires_python: str | None = None, body: str | None = None
+) -> Path:
+    mod, dist = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    meta += f"Requires-Python: {requires_python}\n" if requires_python else ""
+    files = {
+        f"{mod}/__init__.py": body or f"VERSION = {version!r}\n",
+        f"{dist}/METADATA": meta,
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{dist}/RECORD"] = "".join(f"{k},,\n" for k in [*files, f"{dist}/RECORD"])
+    path = d / f"{mod}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in files.items():
+            z.writestr(k, v)
+    return path
+
+
+def _failing_sdist(d: Path, name: str, version: str, error: str) -> Path:
+    """An sdist whose (in-tree, dependency-free) build backend fails the way an old release does."""
+    base = f"{name}-{version}"
+    backend = f"def get_requires_for_build_wheel(config_settings=None):\n    raise RuntimeError({error!r})\n"
+    files = {
+        f"{base}/pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+        'backend-path = ["."]\n',
+        f"{base}/backend.py": backend,
+        f"{base}/PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+    }
+    path = d / f"{base}.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        for k, v in files.items():
+            data = v.encode()
+            info = tarfile.TarInfo(k)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch) -> Path:
+    """A PEP 503 index on disk: prv-oldpin 1.0 (Python < 3.8 only) and 2.0, prv-brokenbuild 1.0 (an sdist
+    whose build fails) and 2.0, prv-good 1.0. pip sees only it (no config files, no network)."""
+    files, simple = tmp_path / "files", tmp_path / "simple"
+    files.mkdir()
+    links = {
+        "prv-oldpin": [
+            (_wheel(files, "prv-oldpin", "1.0", "<3.8"), "&lt;3.8"),
+            (_wheel(files, "prv-oldpin", "2.0"), ""),
+        ],
+        "prv-brokenbuild": [
+            (_failing_sdist(files, "prv-brokenbuild", "1.0", "this old release needs distutils"), ""),
+            (_wheel(files, "prv-brokenbuild", "2.0"), ""),
+        ],
+        "prv-good": [(_wheel(files, "prv-good", "1.0"), "")],
+    }
+    for name, entries in links.items():
+        (simple / name).mkdir(parents=True)
+        anchors = "".join(
+            f'<a href="../../files/{p.name}"'
+            + (f' data-requires-python="{rp}"' if rp else "")
+            + f">{p.name}</a>\n"
+            for p, rp in entries
+        )
+        (simple / name / "index.html").write_text(f"<html><body>\n{anchors}</body></html>\n")
+    for k in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    return simple
+
+
+def _venv(tmp_path: Path) -> list[str]:
+    d = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(d)], check=True)
+    return [str(d / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+
+
+def _installed(pip: list[str]) -> dict[str, str]:
+    out = subprocess.run([*pip, "list", "--format=json"], capture_output=True, text=True, check=True)
+    return {p["name"]: p["version"] for p in json.loads(out.stdout)}
+
+
+@pytest.mark.slow
+def test_pins_that_cannot_install_here_are_retried_unpinned_with_one_note(index, tmp_path):
+    pip = _venv(tmp_path)
+    files = {
+        "requirements/tests.in": "prv-good\nprv-oldpin\nprv-brokenbuild\n",
+        "requirements/tests.txt": "prv-good==1.0\nprv-oldpin==1.0\n",
+    }
+    reqs = ["pytest", *layout(files).requirements]  # the builder's pytest is not in this index
+    d = tmp_path / "env"
+    d.mkdir()
+    (d / "requirements.txt").write_text("\n".join(reqs[1:]) + "\n")
+    retry = pininstall.unpinned_args(list(files), files.get, None, reqs, d, [])
+    assert (
+        retry is not None and Path(retry[1]).read_text() == "pytest\nprv-good\nprv-oldpin\nprv-brokenbuild\n"
+    )
+    (d / "requirements-unpinned.txt").write_text("prv-good\nprv-oldpin\nprv-brokenbuild\n")  # no pytest here
+
+    def step(args: list[str]) -> str:
+        return run_build([*pip, "install", *args], cwd=d, timeout=120)
+
+    notes = pininstall.install_with_fallback(step, ["-r", str(d / "requirements.txt")], retry)
+    assert notes == [
+        "Test environment: `prv-oldpin==1.0` could not be installed (no release of it for this Python: 1.0 "
+        "requires Python <3.8); installed the test requirements without their pins instead."
+    ]
+    got = _installed(pip)
+    assert (got["prv-oldpin"], got["prv-good"], got["prv-brokenbuild"]) == ("2.0", "1.0", "2.0")
+
+    (d / "pinned2.txt").write_text("prv-brokenbuild==1.0\n")
+    note = pininstall.install_with_fallback(step, ["-r", str(d / "pinned2.txt")], retry)[0]
+    assert "`prv-brokenbuild==1.0` could not be installed (its build failed: RuntimeError: this old " in note
+    assert "subprocess-exited-with-error" not in note and "\n" not in note
+
+    (d / "nothing.txt").write_text("prv-not-there==3\n")
+    (d / "requirements-unpinned.txt").write_text("prv-not-there\n")
+    with pytest.raises(EnvError, match=r"`prv-not-there==3` could not be installed .*without the pins too"):
+        pininstall.install_with_fallback(step, ["-r", str(d / "nothing.txt")], retry)
+
+
+def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
+    """click's 2021 tree on Python 3.11, captured: pytest 6.2.2 and py 1.10.0 install, then pytest dies at
+    import inside py's vendored apipkg. The note names the pin the traceback ends in."""
+    out = (DATA / "pytest622_py311_run.txt").read_text()
+    pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
+    assert pininstall.failing_pin(out, pins) == "py==1.10.0"
+    assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
+
+
+# ---------------------------------------------------------------- end to end: pins that install, do not run
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_a_pinned_set_that_installs_but_does_not_run_is_rebuilt_unpinned(make_repo, tmp_path, monkeypatch):
+    """prv-runbreaker 1.0 installs but fails at import on this Python (like py 1.10 on 3.11); 2.0 runs.
+    pytest comes from the configured index, prv-runbreaker from a local folder."""
+    links = tmp_path / "links"
+    links.mkdir()
+    _wheel(links, "prv-runbreaker", "1.0", body="raise ImportError('needs Python < 3.8')\n")
+    _wheel(links, "prv-runbreaker", "2.0")
+    monkeypatch.setenv(
+        "PIP_FIND_LINKS", " ".join(filter(None, [str(links), os.environ.get("PIP_FIND_LINKS")]))
+    )
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
+    calc = "def add(a, b):\n    return a + b\n"
+    tests = "import prv_runbreaker\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    repo = make_repo(
+        {
+            "calc.py": calc,
+            "tests/test_calc.py": tests,
+            "pytest.ini": "",
+            "requirements/tests.in": "pytest\nprv-runbreaker\n",
+            "requirements/tests.txt": "prv-runbreaker==1.0\npytest\n",
+        },
+        {"calc.py": calc.replace("a + b", "a - b")},
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
+        )
+    )
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    assert [(f["path"], f["line"]) for f in broken] == [("calc.py", 2)], data
+    notes = [n for n in data["notes"] if n.startswith("Test environment:")]
+    assert len(notes) == 1 and "`prv-runbreaker==1.0`: collection failed" in notes[0], data["notes"]
+    assert "needs Python < 3.8" in notes[0] and not any(n.startswith("Tests not") for n in data["notes"])

@@ -1,0 +1,214 @@
+"""The tests stage beyond Python: mocha, vitest and `node --test` results per test (from real output
+captured with node 20, mocha 10 and vitest 1), the failing assertion quoted, notes in the project's own
+terms, npm's error whole, and Go modules below the root found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.cli.root import cli
+from bot.config import Config
+from bot.evidence import layouts, projectenv, runners
+from bot.evidence.envbase import first_build_error
+from bot.evidence.testrun import TestRun, compare, detect_command, parse_output
+from bot.evidence.toolchains import _go_argv
+
+DATA = Path(__file__).parent.parent / "data" / "runners"
+STRICT = "Expected values to be strictly equal: -1 !== 5"
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
+
+
+@pytest.mark.parametrize(
+    ("sample", "failing", "quoted"),
+    [
+        ("mocha_spec", "calc > adds numbers", f"AssertionError [ERR_ASSERTION]: {STRICT}"),
+        ("mocha_tap", "calc adds numbers", f"AssertionError [ERR_ASSERTION]: {STRICT}"),
+        ("node_test", "calc > adds numbers", f"{STRICT} expected: 5 actual: -1"),
+        ("node_test_spec", "adds numbers", f"AssertionError [ERR_ASSERTION]: {STRICT}"),
+        (
+            "vitest",
+            "vt/calc.test.mjs > calc > adds numbers",
+            "AssertionError: expected -1 to be 5 // Object.is equality",
+        ),
+    ],
+)
+def test_javascript_runners_are_parsed_per_test_with_the_assertion(sample, failing, quoted):
+    out = (DATA / f"{sample}.txt").read_text()
+    got = parse_output(out)
+    assert (got["passed"], got["failed"], got["failing"]) == (2, 1, (failing,))
+    assert runners.assertion(out, failing) == quoted
+
+
+def test_a_mocha_base_with_one_failing_test_is_a_baseline_and_breakage_names_the_test():
+    base_out = (DATA / "mocha_spec.txt").read_text()
+    base = TestRun(("npm", "test"), 1, **_counts(base_out), output=base_out)
+    assert projectenv.unusable(base) is None  # before: "no test ran (exit code 1: …)"
+    head_out = base_out.replace("    ✔ multiplies", "    2) multiplies").replace(
+        "  2 passing (6ms)\n  1 failing",
+        "  1 passing (6ms)\n  2 failing",
+    ) + (
+        "  2) calc\n       multiplies:\n\n"
+        "      AssertionError [ERR_ASSERTION]: 6 == 8\n      at Context.<anonymous>\n"
+    )
+    head = TestRun(("npm", "test"), 1, **_counts(head_out), output=head_out)
+    broke = compare(base, head)
+    assert broke is not None and broke.tests == ("calc > multiplies",)
+    assert broke.describe() == "calc > multiplies: AssertionError [ERR_ASSERTION]: 6 == 8"
+
+
+def _counts(out: str) -> dict:
+    got = parse_output(out)
+    return {k: got[k] for k in ("passed", "failed", "errors", "skipped", "failing")}
+
+
+def test_go_and_pytest_failures_are_quoted_from_their_own_reports(tmp_path):
+    go = (
+        "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    calc_test.go:8: Add(2, 3) = -1, want 5\n"
+        "=== RUN   TestMul\n--- PASS: TestMul (0.00s)\nFAIL\nFAIL\texample.com/calc\t0.002s\n"
+    )
+    assert parse_output(go)["failing"] == ("TestAdd",)
+    assert runners.assertion(go, "TestAdd") == "calc_test.go:8: Add(2, 3) = -1, want 5"
+    (tmp_path / "test_calc.py").write_text(
+        "def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
+    assert runners.assertion(out, "test_calc.py::test_add") == "assert -1 == 5 / + where -1 = add(2, 3)"
+
+
+def test_npm_errors_are_kept_whole():
+    out = (  # npm 10, offline with an empty cache, captured
+        "npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/left-pad failed: cache "
+        "mode is 'only-if-cached' but no cached response is available.\nnpm error A complete log of this run "
+        "can be found in: /root/.npm/_logs/2026-12-02T11_20_12_106Z-debug-0.log\n"
+    )
+    assert first_build_error(out) == (
+        "npm ENOTCACHED: request to https://registry.npmjs.org/left-pad failed: cache mode is "
+        "'only-if-cached' but no cached response is available."
+    )
+    e404 = "npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.example/x - Not found\n"
+    e404 += "npm ERR! 404\n"
+    assert first_build_error(e404) == "npm E404: 404 Not Found - GET https://registry.example/x - Not found"
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["npm", "test", "--silent"], "npx mocha"),
+        (["go", "test", "./..."], "go test ./..."),
+        (["cargo", "test"], "cargo test --offline"),
+        (["make", "test"], "the command that runs the tests"),
+    ],
+)
+def test_notes_give_advice_in_the_projects_own_terms(argv, says):
+    note = projectenv.cannot_test_note("no test ran (exit code 1: sh: 1: mocha: not found)", argv=argv)
+    assert says in note and "uv run" not in note and "tox" not in note and "tests.python" not in note
+    assert "uv run pytest" in projectenv.cannot_test_note(
+        "collection failed", argv=["python", "-m", "pytest"]
+    )
+
+
+def test_go_modules_below_the_root_get_their_tests_found():
+    files = {"api/go.mod": "module a\n", "api/a.go": "", "cli/go.mod": "module c\n", "vendor/x/go.mod": ""}
+    argv = detect_command(list(files), files.get, Config())
+    assert argv == ["go", "test", "./api/...", "./cli/..."]
+    tc = layouts.toolchain(argv, list(files))
+    assert tc is not None and tc.kind == "go" and "api/go.mod" in tc.lockfiles
+    run = _go_argv("go", argv)
+    assert run[:2] == ("sh", "-c") and run[-1] == "sh" and "for d in api cli" in run[2]
+    assert detect_command(["go.mod", "sub/go.mod"], {}.get, Config()) == ["go", "test", "./..."]
+
+
+# ---------------------------------------------------------------- end to end: `prereview review`
+
+
+def _review(repo: Path, tmp_path: Path, monkeypatch) -> dict:
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    path = tmp_path / "cfg.yml"
+    data = {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
+    path.write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+NODE_TESTS = """const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const { add, mul } = require('../calc');
+describe('calc', () => {
+  it('adds numbers', () => { assert.strictEqual(add(2, 3), 5); });
+  it('multiplies', () => { assert.strictEqual(mul(2, 3), 6); });
+  it('is still a todo at base', () => { assert.strictEqual(1, 2); });
+});
+"""
+
+
+@needs_bwrap
+def test_a_node_test_project_with_a_failing_base_test_gets_the_broken_test_named(
+    make_repo, tmp_path, monkeypatch
+):
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node/npm not installed")
+    pkg = {"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test test/"}}
+    lock = {"name": "calc", "version": "1.0.0", "lockfileVersion": 3, "requires": True, "packages": {"": {}}}
+    calc = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
+    repo = make_repo(
+        {
+            "package.json": json.dumps(pkg),
+            "package-lock.json": json.dumps(lock),
+            "test/calc.test.js": NODE_TESTS,
+            "calc.js": calc,
+        },
+        {"calc.js": calc.replace("a + b", "a - b")},
+    )
+    data = _review(repo, tmp_path, monkeypatch)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    assert [(f["path"], f["line"]) for f in broken] == [("calc.js", 1)], data
+    assert "calc > adds numbers: Expected values to be strictly equal: -1 !== 5" in broken[0]["message"]
+    assert "1 failed" in broken[0]["message"] and "is still a todo" not in broken[0]["message"]
+    assert not any("Tests not" in n for n in data["notes"]), data["notes"]
+
+
+def test_a_go_tree_with_modules_below_the_root_is_tested_or_says_why(make_repo, tmp_path, monkeypatch):
+    calc = "package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"
+    test = (
+        'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+        "\tif got := Add(2, 3); got != 5 {\n"
+        '\t\tt.Errorf("Add(2, 3) = %d, want 5", got)\n\t}\n}\n'
+    )
+    files = {
+        "calc/go.mod": "module example.com/calc\n\ngo 1.19\n",
+        "calc/calc.go": calc,
+        "calc/calc_test.go": test,
+    }
+    repo = make_repo(files, {"calc/calc.go": calc.replace("a + b", "a - b")})
+    data = _review(repo, tmp_path, monkeypatch)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    if (
+        shutil.which("go") is None or shutil.which("bwrap") is None
+    ):  # still found, and the note says why not run
+        notes = [n for n in data["notes"] if n.startswith("Tests not run")]
+        assert len(notes) == 1 and "`go` is not installed here" in notes[0], data["notes"]
+        assert "go test ./..." in notes[0] and "uv run" not in notes[0] and "tox" not in notes[0]
+        assert broken == []
+    else:
+        assert [(f["path"], f["line"]) for f in broken] == [("calc/calc.go", 4)], data
+        assert "TestAdd: calc_test.go:7: Add(2, 3) = -1, want 5" in broken[0]["message"]
