@@ -200,12 +200,13 @@ def test_rdjson_matches_reviewdog_diagnostic_format() -> None:
         assert isinstance(d["source"]["name"], str) and isinstance(d["code"]["value"], str)
         assert isinstance(d.get("original_output", ""), str)
     assert [d["severity"] for d in doc["diagnostics"]] == ["ERROR", "ERROR", "WARNING", "INFO", "INFO"]
-    # only a verified fix becomes a suggestion; line-wise replace of 20..22 ends at the start of line 23
+    # only a verified fix becomes a suggestion: reviewdog's line-based form, lines 20..22 inclusive
+    # (tests/test_rdjson_reviewdog.py applies it the way reviewdog posts it)
     sugg = [d.get("suggestions") for d in doc["diagnostics"]]
     assert sugg[0] is None and sugg[4] is None
     (s,) = sugg[1]
-    assert s["range"] == {"start": {"line": 20, "column": 1}, "end": {"line": 23, "column": 1}}
-    assert s["text"].endswith("\n")
+    assert s["range"] == {"start": {"line": 20}, "end": {"line": 22}}
+    assert s["text"] == "for i in range(n):\n    total += a[i]"
 
 
 def test_markdown_summary_and_inline_bodies() -> None:
