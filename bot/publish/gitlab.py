@@ -200,7 +200,8 @@ def set_walkthrough(api: Any, iid: int, block: str, *, into_description: bool = 
             return "unchanged"
         api.update_merge_request(iid, {"description": new})
         return "description updated"
-    for d in api.discussions(iid):
+    own = getattr(api, "own_username", None)
+    for d in ours(api.discussions(iid), own() if own is not None else None):  # never someone else's note
         if _is_summary(d):
             note = _first_note(d)
             body = with_block(note.get("body", ""), block)
