@@ -254,3 +254,18 @@ def test_a_cwe_is_named_and_linked_in_comments_and_sarif():
     assert rule["helpUri"] == "https://cwe.mitre.org/data/definitions/79.html"
     assert rule["fullDescription"]["text"].startswith("CWE-79: Improper Neutralization")
     assert "helpUri" not in sarif._rule(unknown)
+
+
+def test_rule_ids_name_their_source_once() -> None:
+    from bot.render.codequality import codequality_issues
+
+    broken = Finding(
+        "app/db.py", 5, "This change breaks 1 test.", severity="high", source="tests", rule_id="tests/broken"
+    )
+    review = Review(
+        base="a" * 40, head="b" * 40, findings=(broken, FINDINGS[2]), stats=Stats(), coverage=Coverage()
+    )
+    run = json.loads(render(review, "sarif"))["runs"][0]
+    assert [r["ruleId"] for r in run["results"]] == ["tests/broken", "secrets/aws-key"]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"tests/broken", "secrets/aws-key"}
+    assert [i["check_name"] for i in codequality_issues(review)] == ["tests/broken", "secrets/aws-key"]
