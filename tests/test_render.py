@@ -269,3 +269,16 @@ def test_rule_ids_name_their_source_once() -> None:
     assert [r["ruleId"] for r in run["results"]] == ["tests/broken", "secrets/aws-key"]
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"tests/broken", "secrets/aws-key"}
     assert [i["check_name"] for i in codequality_issues(review)] == ["tests/broken", "secrets/aws-key"]
+
+
+def test_an_unjudged_behaviour_change_is_not_called_intended() -> None:
+    from dataclasses import replace
+
+    from bot.types import BehaviourChange
+
+    change = BehaviourChange("m.py", 3, "m.f", "f(2)", "4", "5", reason="not judged (no model)")
+    review = replace(EMPTY, behaviour=(change,))
+    for fmt in ("text", "markdown"):
+        out = render(review, fmt)
+        assert "f(2)" in out and "not judged (no model)" in out
+        assert "intended" not in out.lower() and "not judged bugs" not in out

@@ -112,7 +112,7 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     if review.behaviour:
         lines += [
             "",
-            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not judged bugs):",
+            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not reported as bugs):",
             "",
         ]
         for b in review.behaviour:
