@@ -282,3 +282,14 @@ def test_an_unjudged_behaviour_change_is_not_called_intended() -> None:
         out = render(review, fmt)
         assert "f(2)" in out and "not judged (no model)" in out
         assert "intended" not in out.lower() and "not judged bugs" not in out
+
+
+def test_markdown_honours_max_comments_per_file() -> None:
+    from bot.config import ReviewConfig
+
+    many = tuple(Finding("app/db.py", n, f"Problem {n}.", severity="high") for n in (3, 9, 15))
+    review = Review(base="a" * 40, head="b" * 40, findings=many, stats=Stats(), coverage=Coverage())
+    md = render(review, "markdown", ReviewConfig(max_comments_per_file=2))
+    assert md.count("#### `app/db.py` line") == 2  # two inline, as a PR would get them
+    assert "`app/db.py:15`" in md and "Problem 15." in md  # the third in the summary table
+    assert render(review, "markdown").count("#### `app/db.py` line") == 3  # no config: no cap

@@ -91,7 +91,7 @@ def review(
                 f"nothing to review: {change.base_sha[:12]}..{change.head_sha[:12]} has no changes"
             )
         result = review_change(change, cfg, progress=progress)
-    text = render(result, fmt)
+    text = render(result, fmt, cfg.review)
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")

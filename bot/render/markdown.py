@@ -144,10 +144,20 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(review: Review) -> str:
-    """What a PR would show: the summary, then every finding as its inline comment would read."""
-    out = [summary(review, not_inline=tuple(f for f in review.findings if not f.in_diff))]
+def render_markdown(review: Review, *, max_per_file: int = 0) -> str:
+    """What a PR would show: the summary, then every finding as its inline comment would read.
+    `max_per_file` (review.max_comments_per_file; 0 = no cap): past it, a file's findings (ranked, most
+    severe first) are listed in the summary, as the publishers do."""
+    per_file: Counter[str] = Counter()
+    inline: list[Finding] = []
     for f in review.findings:
+        if f.in_diff:
+            per_file[f.path] += 1
+            if not max_per_file or per_file[f.path] <= max_per_file:
+                inline.append(f)
+    shown = {id(f) for f in inline}
+    out = [summary(review, not_inline=tuple(f for f in review.findings if id(f) not in shown))]
+    for f in inline:
         if f.in_diff:
             out.append(
                 f"#### {_code(f.path)} line {f.line}"
