@@ -129,6 +129,19 @@ def build_context(
     return ctx, redactor
 
 
+# What the progress bar says while a stage runs.
+STAGE_LABELS = {
+    "scanners": "scanners",
+    "model": "model review",
+    "rank": "ranking findings",
+    "merge": "checking findings",
+    "tests": "running tests",
+    "behaviour": "comparing behaviour",
+    "patches": "verifying fixes",
+    "walkthrough": "walkthrough",
+}
+
+
 def run_stages(ctx: ReviewContext, stages: Sequence[Stage]) -> list:
     """Every stage's optional `prepare` first (background work), then every `run`, in order."""
     for stage in stages:
@@ -137,8 +150,10 @@ def run_stages(ctx: ReviewContext, stages: Sequence[Stage]) -> list:
             stage.prepare(ctx)
             ctx.seconds[stage.name] = ctx.seconds.get(stage.name, 0.0) + time.monotonic() - t0
     findings: list = []
-    for stage in stages:
+    for i, stage in enumerate(stages):
         t0 = time.monotonic()
+        # The bar names what runs now (a stage may refine it, as the model does chunk by chunk).
+        ctx.progress.step(i, len(stages), STAGE_LABELS.get(stage.name, stage.name))
         findings = stage.run(ctx, findings)
         ctx.seconds[stage.name] = ctx.seconds.get(stage.name, 0.0) + time.monotonic() - t0
     return findings
