@@ -10,6 +10,7 @@ import jsonschema
 
 from ..change.diff import Diff
 from ..models import Message, Model
+from ..models.meter import Meter
 from ..pipeline.context import ReviewContext
 from ..types import Finding, severity_rank
 from . import analyze, chunks, plausible
@@ -183,7 +184,8 @@ class MergeStage:
         ]
         todo_explain = [f for f in findings if sc.explain_scanner_findings and f.source != "model"][:5]
         if todo_verify or todo_explain:
-            model = ctx.model()
+            meter = Meter(ctx.model)  # self-checks and explanations count in the review's usage
+            model = meter()
             system = analyze.system_prompt(ctx.cfg.review.instructions, ctx.cfg.review.language)
             done = {
                 id(f): self_verify(f, model, code_around(diff, f, read_head), system) for f in todo_verify
@@ -191,4 +193,5 @@ class MergeStage:
             lang = ctx.cfg.review.language
             done |= {id(f): explain(f, model, code_around(diff, f, read_head), lang) for f in todo_explain}
             findings = [done.get(id(f), f) for f in findings]
+            meter.add_to(ctx.usage)
         return finalize(findings, diff, ctx.cfg)

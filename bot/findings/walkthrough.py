@@ -195,16 +195,20 @@ class WalkthroughStage:
 
         if not ctx.diff.files:
             return findings
+        from ..models.meter import Meter
+
+        meter = Meter(ctx.model)
         try:
             ctx.shared["walkthrough"] = describe(
                 ctx.change,
                 ctx.diff,
-                ctx.model(),
+                meter(),
                 language=ctx.cfg.review.language,
                 behaviour=behaviour_of(ctx.shared) + observed_behaviour(getattr(ctx, "behaviour", ())),
             )
         except ModelError as exc:
             ctx.notes.append(f"No walkthrough: the model failed ({exc}).")
+        meter.add_to(ctx.usage)
         return findings
 
 
