@@ -67,10 +67,11 @@ def _cwe(cwe_id: str) -> str:
     return f"[{cwe_id} {entry.short_name}]({entry.url})" if entry else _escape(cwe_id)
 
 
-def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
+def comment_body(f: Finding, *, suggestion_header: str = "suggestion", also: tuple[Finding, ...] = ()) -> str:
     """Inline comment: heading, message, a committable suggestion only when verified, hidden fingerprint.
 
-    `suggestion_header` is "suggestion" on GitHub and e.g. "suggestion:-0+0" on GitLab.
+    `suggestion_header` is "suggestion" on GitHub and e.g. "suggestion:-0+0" on GitLab. `also`: other
+    findings on the same lines, in the same comment (their headings and messages; their fingerprints).
     """
     parts = [heading(f), "", _escape(f.message)]
     if f.suggestion is not None and f.verified:
@@ -83,7 +84,9 @@ def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
             body.rstrip("\n"),
             fence,
         ]
-    parts += ["", fingerprint_marker(f.fingerprint)]
+    for g in also:
+        parts += ["", "---", "", heading(g), "", _escape(g.message)]
+    parts += ["", *(fingerprint_marker(x.fingerprint) for x in (f, *also))]
     return "\n".join(parts)
 
 
