@@ -178,6 +178,7 @@ class Review:
     notes: tuple[str, ...] = field(default=())  # warnings shown in the summary (e.g. sandbox off)
     walkthrough: Walkthrough | None = None  # review.walkthrough: true (or /describe)
     behaviour: tuple[BehaviourChange, ...] = field(default=())  # intended behaviour changes (info)
+    checked: tuple[str, ...] = field(default=())  # what ran, in words for readers (pipeline/checked.py)
 
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]

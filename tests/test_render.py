@@ -293,3 +293,27 @@ def test_markdown_honours_max_comments_per_file() -> None:
     assert md.count("#### `app/db.py` line") == 2  # two inline, as a PR would get them
     assert "`app/db.py:15`" in md and "Problem 15." in md  # the third in the summary table
     assert render(review, "markdown").count("#### `app/db.py` line") == 3  # no config: no cap
+
+
+def test_the_pr_summary_puts_findings_and_checks_first_and_run_details_away() -> None:
+    from dataclasses import replace
+
+    jargon = (
+        "behaviour not compared for find_user (no inputs: parameter types with no literal values, no doctest)"
+    )
+    review = replace(
+        REVIEW,
+        notes=(*REVIEW.notes, jargon),
+        checked=("model review of 3 file(s)", "security scanners (bandit, secrets, semgrep rules)"),
+        stats=replace(REVIEW.stats, stages={"model": 1.5, "tests": 0.4}),
+    )
+    md = render(review, "markdown")
+    summary_part = md.split("\n#### ", 1)[0]  # the summary, not the inline comments after it
+    front, details = summary_part.split("<details><summary>Run details</summary>", 1)
+    assert "⚠️" not in front and "> " not in front  # no warning callouts
+    assert front.index("🛑 1 critical") < front.index("**Checked:** model review of 3 file(s)")
+    assert "`app/util.py:40` (outside the diff)" in front
+    assert "not compared for `find_user` (no example inputs could be made)" in front
+    for telemetry in ("prompt + ", "completion tokens", "time per stage", "no literal values", "chunk(s)"):
+        assert telemetry not in front and telemetry in details
+    assert "sandbox is off: suggestions are not verified" in front  # plain notes stay as they are

@@ -22,6 +22,7 @@ from ..models import Model
 from ..models.registry import create
 from ..progress import Progress, Quiet
 from ..types import ChangeRequest, Review, Skipped, severity_rank
+from .checked import checked
 from .context import Background, FileReader, ModelFactory, ReviewContext, assemble
 from .stage import Prepares, Stage
 
@@ -187,7 +188,7 @@ def review_change(
     stats = replace(
         review.stats, files=review.stats.files + len(capped), seconds_total=round(time.monotonic() - t0, 3)
     )
-    return replace(review, stats=stats)
+    return replace(review, stats=stats, checked=checked(ctx, findings))
 
 
 def exit_code(review_: Review, fail_level: str) -> int:

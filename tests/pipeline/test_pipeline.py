@@ -514,3 +514,19 @@ def test_progress_names_the_stage_that_runs_after_the_model(make_repo) -> None:
     assert model.requests, "the model read the change"
     assert [s.split("] ", 1)[1] for s in seen] == ["running tests", "comparing behaviour", "verifying fixes"]
     assert not any("model" in s for s in seen)
+
+
+def test_the_review_says_what_it_checked_and_only_that(make_repo) -> None:
+    from bot.pipeline.run import review_change
+
+    change = fetch(make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}))
+    data = {
+        "model": {"backend": "scripted"},
+        "scanners": {"semgrep": "/nonexistent/semgrep"},  # could not run: not claimed
+        "tests": "off",
+        "behaviour": {"enabled": False},
+    }
+    model = script()
+    review = review_change(change, build(data, env={}), model=lambda: model)
+    assert review.checked == ("model review of 1 file(s)", "security scanners (secrets, bandit)")
+    assert any("scanner 'patterns' skipped" in n for n in review.notes)
