@@ -133,7 +133,7 @@ def _review_in_german(bug_repo: Path, translation: str) -> tuple[str, list]:  # 
     model = ScriptedModel(
         {
             "replies": [
-                {"match": "Translate each text", "text": json.dumps({"texts": [translation]})},
+                {"match": "^The loop bound", "text": json.dumps({"german": translation})},
                 {"findings": [finding]},
             ],
             "default": {"text": json.dumps({"verdict": "confirmed"})},
@@ -150,8 +150,8 @@ def _review_in_german(bug_repo: Path, translation: str) -> tuple[str, list]:  # 
 def test_a_message_the_model_wrote_in_english_is_translated(bug_repo: Path) -> None:
     message, requests = _review_in_german(bug_repo, GERMAN)
     assert message == GERMAN
-    [ask] = [r for r in requests if "Translate each text" in r[-1].content]
-    assert ENGLISH in ask[-1].content and "<untrusted>" in ask[-1].content and "German" in ask[0].content
+    [ask] = [r for r in requests if "translator" in r[0].content]
+    assert ask[-1].content == ENGLISH and "into German" in ask[0].content
 
 
 def test_a_translation_that_is_not_in_the_language_is_not_kept(bug_repo: Path) -> None:

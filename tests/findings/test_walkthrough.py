@@ -161,13 +161,17 @@ def test_a_walkthrough_written_in_english_anyway_is_translated() -> None:
         files={"a.py": "It defines the value of y", "b.py": "It prints 1 to the screen"},
         risks=[],
     )
+    en = ["This change adds", "It defines", "It prints"]
     german = ["Diese Änderung fügt die Variable y und ein neues Skript hinzu, das die Zahl ausgibt."]
     german += ["Sie definiert y", "Es gibt die 1 auf dem Bildschirm aus"]
     model = ScriptedModel(
         {
             "replies": [
                 {"match": "Describe the change", "text": english},
-                {"match": "Translate each text", "text": json.dumps({"texts": german})},
+                *(
+                    {"match": "^" + e, "text": json.dumps({"german": g})}
+                    for e, g in zip(en, german, strict=True)
+                ),
             ],
             "default": {},
         }
