@@ -152,7 +152,7 @@ def _run_details(review: Review, reworded: list[str]) -> list[str]:
         f"- model {_code(s.model or 'none')} · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
         f"{s.completion_tokens} completion tokens · model {s.seconds_model:.1f}s of {s.seconds_total:.1f}s"
         + (f" · {verified} verified fix(es)" if verified else ""),
-        f"- head {_code(review.head[:12])}",
+        f"- head {_escape(review.head[:12])}",
     ]
     if s.stages:
         rows.append(f"- time per stage: {stage_times(s.stages)}")
