@@ -215,6 +215,7 @@ class Review:
     # sources whose earlier findings this review could not re-check (their stage did not run): "tests",
     # "behaviour"; publishers never resolve those findings' comments (bot/publish/recheck.py)
     unchecked: tuple[str, ...] = field(default=())
+    checked: tuple[str, ...] = field(default=())  # what ran, in words for readers (pipeline/checked.py)
 
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]

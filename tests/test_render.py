@@ -200,12 +200,13 @@ def test_rdjson_matches_reviewdog_diagnostic_format() -> None:
         assert isinstance(d["source"]["name"], str) and isinstance(d["code"]["value"], str)
         assert isinstance(d.get("original_output", ""), str)
     assert [d["severity"] for d in doc["diagnostics"]] == ["ERROR", "ERROR", "WARNING", "INFO", "INFO"]
-    # only a verified fix becomes a suggestion; line-wise replace of 20..22 ends at the start of line 23
+    # only a verified fix becomes a suggestion: reviewdog's line-based form, lines 20..22 inclusive
+    # (tests/test_rdjson_reviewdog.py applies it the way reviewdog posts it)
     sugg = [d.get("suggestions") for d in doc["diagnostics"]]
     assert sugg[0] is None and sugg[4] is None
     (s,) = sugg[1]
-    assert s["range"] == {"start": {"line": 20, "column": 1}, "end": {"line": 23, "column": 1}}
-    assert s["text"].endswith("\n")
+    assert s["range"] == {"start": {"line": 20}, "end": {"line": 22}}
+    assert s["text"] == "for i in range(n):\n    total += a[i]"
 
 
 def test_markdown_summary_and_inline_bodies() -> None:
@@ -253,3 +254,66 @@ def test_a_cwe_is_named_and_linked_in_comments_and_sarif():
     assert rule["helpUri"] == "https://cwe.mitre.org/data/definitions/79.html"
     assert rule["fullDescription"]["text"].startswith("CWE-79: Improper Neutralization")
     assert "helpUri" not in sarif._rule(unknown)
+
+
+def test_rule_ids_name_their_source_once() -> None:
+    from bot.render.codequality import codequality_issues
+
+    broken = Finding(
+        "app/db.py", 5, "This change breaks 1 test.", severity="high", source="tests", rule_id="tests/broken"
+    )
+    review = Review(
+        base="a" * 40, head="b" * 40, findings=(broken, FINDINGS[2]), stats=Stats(), coverage=Coverage()
+    )
+    run = json.loads(render(review, "sarif"))["runs"][0]
+    assert [r["ruleId"] for r in run["results"]] == ["tests/broken", "secrets/aws-key"]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"tests/broken", "secrets/aws-key"}
+    assert [i["check_name"] for i in codequality_issues(review)] == ["tests/broken", "secrets/aws-key"]
+
+
+def test_an_unjudged_behaviour_change_is_not_called_intended() -> None:
+    from dataclasses import replace
+
+    from bot.types import BehaviourChange
+
+    change = BehaviourChange("m.py", 3, "m.f", "f(2)", "4", "5", reason="not judged (no model)")
+    review = replace(EMPTY, behaviour=(change,))
+    for fmt in ("text", "markdown"):
+        out = render(review, fmt)
+        assert "f(2)" in out and "not judged (no model)" in out
+        assert "intended" not in out.lower() and "not judged bugs" not in out
+
+
+def test_markdown_honours_max_comments_per_file() -> None:
+    from bot.config import ReviewConfig
+
+    many = tuple(Finding("app/db.py", n, f"Problem {n}.", severity="high") for n in (3, 9, 15))
+    review = Review(base="a" * 40, head="b" * 40, findings=many, stats=Stats(), coverage=Coverage())
+    md = render(review, "markdown", ReviewConfig(max_comments_per_file=2))
+    assert md.count("#### `app/db.py` line") == 2  # two inline, as a PR would get them
+    assert "`app/db.py:15`" in md and "Problem 15." in md  # the third in the summary table
+    assert render(review, "markdown").count("#### `app/db.py` line") == 3  # no config: no cap
+
+
+def test_the_pr_summary_puts_findings_and_checks_first_and_run_details_away() -> None:
+    from dataclasses import replace
+
+    jargon = (
+        "behaviour not compared for find_user (no inputs: parameter types with no literal values, no doctest)"
+    )
+    review = replace(
+        REVIEW,
+        notes=(*REVIEW.notes, jargon),
+        checked=("model review of 3 file(s)", "security scanners (bandit, secrets, semgrep rules)"),
+        stats=replace(REVIEW.stats, stages={"model": 1.5, "tests": 0.4}),
+    )
+    md = render(review, "markdown")
+    summary_part = md.split("\n#### ", 1)[0]  # the summary, not the inline comments after it
+    front, details = summary_part.split("<details><summary>Run details</summary>", 1)
+    assert "⚠️" not in front and "> " not in front  # no warning callouts
+    assert front.index("🛑 1 critical") < front.index("**Checked:** model review of 3 file(s)")
+    assert "`app/util.py:40` (outside the diff)" in front
+    assert "not compared for `find_user` (no example inputs could be made)" in front
+    for telemetry in ("prompt + ", "completion tokens", "time per stage", "no literal values", "chunk(s)"):
+        assert telemetry not in front and telemetry in details
+    assert "sandbox is off: suggestions are not verified" in front  # plain notes stay as they are

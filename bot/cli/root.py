@@ -114,7 +114,7 @@ def review(
         result = review_change(change, cfg, progress=progress)
     if overrides.get("review.filter_mode"):  # as reviewdog: print only what the filter lets through
         result = _filtered(result, change.diff_text, cfg.review.filter_mode)
-    text = render(result, fmt)
+    text = render(result, fmt, cfg.review)
     if output is not None:
         try:
             output.write_text(text, encoding="utf-8")

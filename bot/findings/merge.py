@@ -10,9 +10,11 @@ import jsonschema
 
 from ..change.diff import Diff
 from ..models import Message, Model
+from ..models.meter import Meter
 from ..pipeline.context import ReviewContext
 from ..types import Finding, severity_rank
 from . import analyze, chunks, plausible
+from . import translate as translation
 from .language import instruction as language_instruction
 from .rank import finalize
 
@@ -183,7 +185,8 @@ class MergeStage:
         ]
         todo_explain = [f for f in findings if sc.explain_scanner_findings and f.source != "model"][:5]
         if todo_verify or todo_explain:
-            model = ctx.model()
+            meter = Meter(ctx.model)  # self-checks and explanations count in the review's usage
+            model = meter()
             system = analyze.system_prompt(ctx.cfg.review.instructions, ctx.cfg.review.language)
             done = {
                 id(f): self_verify(f, model, code_around(diff, f, read_head), system) for f in todo_verify
@@ -191,4 +194,18 @@ class MergeStage:
             lang = ctx.cfg.review.language
             done |= {id(f): explain(f, model, code_around(diff, f, read_head), lang) for f in todo_explain}
             findings = [done.get(id(f), f) for f in findings]
-        return finalize(findings, diff, ctx.cfg)
+            meter.add_to(ctx.usage)
+        return finalize(self._in_language(ctx, findings), diff, ctx.cfg)
+
+    @staticmethod
+    def _in_language(ctx: ReviewContext, findings: list[Finding]) -> list[Finding]:
+        """review.language: the model's messages it wrote in English anyway, translated (one request)."""
+        lang = ctx.cfg.review.language
+        own = [f for f in findings if f.source == "model" and translation.needs(f.message, lang)]
+        if not translation.wanted(lang) or not own:
+            return findings
+        meter = Meter(ctx.model)
+        new = translation.translate(meter(), [f.message for f in own], lang)
+        meter.add_to(ctx.usage)
+        done = {id(f): f.with_(message=m) for f, m in zip(own, new, strict=True)}
+        return [done.get(id(f), f) for f in findings]

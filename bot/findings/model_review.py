@@ -58,7 +58,7 @@ class ModelReviewStage:
             for i, chunk in enumerate(sections, 1):
                 ctx.progress.step(i - 1, len(sections), f"reviewing {', '.join(chunk.paths)}")
                 found += _review_with_retry(model, chunk, system, ctx.change.title, cfg, tally)
-            ctx.progress.step(len(sections), len(sections), "model done")
+            ctx.progress.step(len(sections), len(sections), "model review: all chunks read")
         ctx.usage.chunks += len(sections)
         ctx.usage.prompt_tokens += tally.prompt_tokens
         ctx.usage.completion_tokens += tally.completion_tokens

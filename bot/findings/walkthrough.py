@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import jsonschema
@@ -154,6 +155,7 @@ def describe(
         except ValueError as exc:
             error = str(exc)
         else:
+            w = _in_language(w, model, language)
             return Walkthrough(
                 summary=mask(w.summary),
                 files=tuple(FileNote(n.path, mask(n.text)) for n in w.files) + omitted,
@@ -163,6 +165,23 @@ def describe(
             )
     sizes = tuple(FileNote(p, f"({_size(diff.file(p))})") for p in shown if diff.file(p) is not None)  # type: ignore[arg-type]
     return Walkthrough("", sizes + omitted, (), behaviour, note=f"No walkthrough: {error}.", model=model.name)
+
+
+def _in_language(w: Walkthrough, model: Model, language: str) -> Walkthrough:
+    """review.language: the lines the model wrote in English anyway, translated (one request)."""
+    from . import translate
+
+    if not translate.wanted(language):
+        return w
+    texts = [w.summary, *(n.text for n in w.files), *(r.why for r in w.risks)]
+    new = translate.translate(model, texts, language)
+    k = len(w.files)
+    return replace(
+        w,
+        summary=new[0],
+        files=tuple(FileNote(n.path, t) for n, t in zip(w.files, new[1 : 1 + k], strict=True)),
+        risks=tuple(RiskSpot(r.path, r.line, t) for r, t in zip(w.risks, new[1 + k :], strict=True)),
+    )
 
 
 def behaviour_of(shared: dict[str, Any]) -> tuple[str, ...]:
@@ -195,16 +214,20 @@ class WalkthroughStage:
 
         if not ctx.diff.files:
             return findings
+        from ..models.meter import Meter
+
+        meter = Meter(ctx.model)
         try:
             ctx.shared["walkthrough"] = describe(
                 ctx.change,
                 ctx.diff,
-                ctx.model(),
+                meter(),
                 language=ctx.cfg.review.language,
                 behaviour=behaviour_of(ctx.shared) + observed_behaviour(getattr(ctx, "behaviour", ())),
             )
         except ModelError as exc:
             ctx.notes.append(f"No walkthrough: the model failed ({exc}).")
+        meter.add_to(ctx.usage)
         return findings
 
 

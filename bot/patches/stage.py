@@ -3,6 +3,7 @@ security findings), propose candidates and keep the first one the tests verify (
 
 from __future__ import annotations
 
+from ..models.meter import Meter
 from ..pipeline.context import ReviewContext
 from ..types import Finding
 from .verify import PatchStage
@@ -16,6 +17,10 @@ class PatchesStage:
         if not isinstance(engine, PatchStage):  # no tests stage ran before this one
             return findings
         seen = len(engine.notes)  # the tests stage reported the ones before
-        out = engine.post_findings(ctx.change, ctx.diff, findings, ctx.model, ctx.cfg, ctx.progress)
+        meter = Meter(ctx.model)  # proposals and agent steps count in the review's tokens and model time
+        try:
+            out = engine.post_findings(ctx.change, ctx.diff, findings, meter, ctx.cfg, ctx.progress)
+        finally:
+            meter.add_to(ctx.usage)
         ctx.notes += engine.notes[seen:]
         return out

@@ -23,6 +23,7 @@ from ..models import Model
 from ..models.registry import create
 from ..progress import Progress, Quiet
 from ..types import ChangeRequest, Review, Skipped, severity_rank
+from .checked import checked
 from .context import Background, FileReader, ModelFactory, ReviewContext, assemble
 from .stage import Prepares, Stage
 
@@ -130,6 +131,19 @@ def build_context(
     return ctx, redactor
 
 
+# What the progress bar says while a stage runs.
+STAGE_LABELS = {
+    "scanners": "scanners",
+    "model": "model review",
+    "rank": "ranking findings",
+    "merge": "checking findings",
+    "tests": "running tests",
+    "behaviour": "comparing behaviour",
+    "patches": "verifying fixes",
+    "walkthrough": "walkthrough",
+}
+
+
 def run_stages(ctx: ReviewContext, stages: Sequence[Stage]) -> list:
     """Every stage's optional `prepare` first (background work), then every `run`, in order."""
     for stage in stages:
@@ -138,8 +152,10 @@ def run_stages(ctx: ReviewContext, stages: Sequence[Stage]) -> list:
             stage.prepare(ctx)
             ctx.seconds[stage.name] = ctx.seconds.get(stage.name, 0.0) + time.monotonic() - t0
     findings: list = []
-    for stage in stages:
+    for i, stage in enumerate(stages):
         t0 = time.monotonic()
+        # The bar names what runs now (a stage may refine it, as the model does chunk by chunk).
+        ctx.progress.step(i, len(stages), STAGE_LABELS.get(stage.name, stage.name))
         findings = stage.run(ctx, findings)
         ctx.seconds[stage.name] = ctx.seconds.get(stage.name, 0.0) + time.monotonic() - t0
     return findings
@@ -176,7 +192,7 @@ def review_change(
     stats = replace(
         review.stats, files=review.stats.files + len(capped), seconds_total=round(time.monotonic() - t0, 3)
     )
-    return replace(review, stats=stats)
+    return replace(review, stats=stats, checked=checked(ctx, findings))
 
 
 def exit_code(review_: Review, fail_level: str) -> int:

@@ -26,6 +26,7 @@ from ..render.markdown import comment_body, fingerprints_in, is_summary, summary
 from ..review_filters import plan_inline
 from ..types import ChangeRequest, Finding, Review
 from .github import _keep_walkthrough
+from .grouping import same_place_groups
 
 REVIEW_BODY = "**prereview** found {n} thing(s) on changed lines; the summary comment has the rest."
 
@@ -71,15 +72,16 @@ def own_summary(comments: list[dict[str, Any]], own: str) -> dict[str, Any] | No
     return next((c for c in comments if _login(c) == own and is_summary(str(c.get("body") or ""))), None)
 
 
-def review_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
-    """The review comment for a finding, or None when none of its lines is on the diff."""
+def review_comment(f: Finding, diff: Diff, also: tuple[Finding, ...] = ()) -> dict[str, Any] | None:
+    """The review comment for a finding (and `also`, the others on its lines), or None when none of its
+    lines is on the diff."""
     side = "LEFT" if f.side == "LEFT" else "RIGHT"
     last = max(f.last_line, f.line)
     at = next((n for n in range(f.line, last + 1) if diff.has_line(f.path, n, side)), None)
     if at is None:
         return None
     shown = f if side == "RIGHT" else f.with_(verified=False)  # a fix replaces new-side lines
-    body = comment_body(shown, suggestion_header="")
+    body = comment_body(shown, suggestion_header="", also=also)
     if last > f.line:
         body = f"**lines {f.line}–{last}**\n\n{body}"
     where = {"new_position": at} if side == "RIGHT" else {"old_position": at}
@@ -125,14 +127,21 @@ def publish(
     where = plan_inline(review.findings, diff, review_cfg or ReviewConfig())
     comments: list[tuple[Finding, dict[str, Any]]] = []
     not_inline: list[Finding] = []
+    riders_of, riders = same_place_groups(
+        review.findings,
+        lambda f: f.fingerprint not in done and f.in_diff and where.get(f.fingerprint) == "line",
+    )
     for f in review.findings:
         if f.fingerprint in done:
             res.already_posted += 1
             continue
         done.add(f.fingerprint)
-        c = review_comment(f, diff) if f.in_diff and where.get(f.fingerprint) == "line" else None
+        if f.fingerprint in riders:  # in the comment of the first finding on its lines
+            continue
+        also = riders_of.get(f.fingerprint, ())
+        c = review_comment(f, diff, also) if f.in_diff and where.get(f.fingerprint) == "line" else None
         if c is None or len(comments) >= cfg.max_comments:
-            not_inline.append(f)
+            not_inline += [f, *also]
         else:
             comments.append((f, c))
     notes = review.notes
@@ -145,11 +154,11 @@ def publish(
         }
         try:
             api.create_review(number, data)
-            res.posted = len(comments)
+            res.posted = len(comments) + sum(len(riders_of.get(f.fingerprint, ())) for f, _ in comments)
         except Rejected as exc:  # e.g. the PR was closed meanwhile: nothing is lost, all go to the summary
             progress.message(f"Gitea refused the review ({exc}); its comments are in the summary")
             res.rejected = len(comments)
-            not_inline += [f for f, _ in comments]
+            not_inline += [g for f, _ in comments for g in (f, *riders_of.get(f.fingerprint, ()))]
             notes += (f"Gitea refused the inline comments ({exc}); they are listed here.",)
     res.in_summary = len(not_inline)
     previous = own_summary(api.issue_comments(number), own)

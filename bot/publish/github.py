@@ -33,6 +33,7 @@ from ..render.markdown import (
 from ..review_filters import plan_inline
 from ..types import Finding, Review
 from . import recheck
+from .grouping import same_place_groups
 
 RESOLVED_MARKER = "<!-- prereview:resolved -->"
 PAUSED_MARKER = "<!-- prereview:paused -->"
@@ -95,8 +96,9 @@ def fits(diff: Diff, comment: dict[str, Any]) -> bool:
     return start == end and comment["start_line"] < comment["line"]
 
 
-def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
-    """The review comment for a finding, or None when no position of it is on the diff."""
+def inline_comment(f: Finding, diff: Diff, also: tuple[Finding, ...] = ()) -> dict[str, Any] | None:
+    """The review comment for a finding (and `also`, the others on its lines), or None when no position
+    of it is on the diff."""
     if f.side != "RIGHT":  # a suggestion replaces new-side lines; on removed lines it would make no sense
         f = f.with_(verified=False)
     if f.end_line and f.end_line > f.line:
@@ -106,7 +108,7 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
             "start_side": f.side,
             "line": f.end_line,
             "side": f.side,
-            "body": comment_body(f),
+            "body": comment_body(f, also=also),
         }
         if fits(diff, ranged):
             return ranged
@@ -116,7 +118,7 @@ def inline_comment(f: Finding, diff: Diff) -> dict[str, Any] | None:
     if f.end_line and f.end_line > f.line:
         # A suggestion replaces the commented lines: on a single line it would delete the rest. Keep the text.
         f = f.with_(verified=False)
-    return {**single, "body": comment_body(f)}
+    return {**single, "body": comment_body(f, also=also)}
 
 
 def summary_state(notes: list[Any], bot_logins: frozenset[str] = frozenset()) -> SummaryState:
@@ -216,12 +218,19 @@ class GitHubPublisher:
         not_inline: list[Finding] = []
         skipped = 0
         where = plan_inline(review.findings, diff, self.review_cfg)
+        riders_of, riders = same_place_groups(
+            review.findings,
+            lambda f: f.fingerprint not in already and f.in_diff and where.get(f.fingerprint) == "line",
+        )
         for f in review.findings:
             if f.fingerprint in inline_fps:
                 skipped += 1
                 continue
+            if f.fingerprint in riders:  # in the comment of the first finding on its lines
+                continue
+            also = riders_of.get(f.fingerprint, ())
             place = where.get(f.fingerprint, "summary")
-            comment = inline_comment(f, diff) if f.in_diff and place == "line" else None
+            comment = inline_comment(f, diff, also) if f.in_diff and place == "line" else None
             room = len(planned) + len(on_file) < self.max_comments
             # Only an inline comment already there is final: a finding listed in the summary (GitHub
             # refused it once, e.g. after a force-push; or no room) goes inline when it can now.
@@ -230,11 +239,13 @@ class GitHubPublisher:
                 continue
             if comment is None or not room:
                 skipped += f.fingerprint in already
-                not_inline.append(f)
+                not_inline += [f, *also]
                 continue
             planned.append((f, comment))
 
         posted, rejected, reviews = self._post(planned, review)
+        posted += [g for f in posted for g in riders_of.get(f.fingerprint, ())]
+        rejected += [g for f in rejected for g in riders_of.get(f.fingerprint, ())]
         filed, refused = self._post_on_files(on_file, review.head)
         posted += filed
         rejected += refused

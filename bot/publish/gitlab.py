@@ -21,6 +21,7 @@ from ..types import ChangeRequest, Finding, Review
 from . import recheck
 from .github import _keep_walkthrough
 from .gitlab_position import anchor, file_position
+from .grouping import same_place_groups
 
 
 @dataclass
@@ -85,16 +86,20 @@ def _refs_for(api: MRApi, change: ChangeRequest, iid: int) -> DiffRefs:
     return DiffRefs(change.base_sha, change.base_sha, change.head_sha)
 
 
-def _inline_body(f: Finding, header: str | None, cfg: GitLabConfig) -> str:
+def _inline_body(f: Finding, header: str | None, cfg: GitLabConfig, also: tuple[Finding, ...] = ()) -> str:
     if header is None or not cfg.suggestions:
         f = f.with_(suggestion=None)
-    return comment_body(f, suggestion_header=header or "suggestion:-0+0")
+    return comment_body(f, suggestion_header=header or "suggestion:-0+0", also=also)
 
 
-def _file_body(f: Finding, why: str = "GitLab did not accept a comment on the line itself") -> str:
+def _file_body(
+    f: Finding,
+    why: str = "GitLab did not accept a comment on the line itself",
+    also: tuple[Finding, ...] = (),
+) -> str:
     where = f"line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
     side = " (removed)" if f.side == "LEFT" else ""
-    return f"**{where}{side}** ({why})\n\n" + comment_body(f.with_(suggestion=None))
+    return f"**{where}{side}** ({why})\n\n" + comment_body(f.with_(suggestion=None), also=also)
 
 
 def _post(
@@ -106,13 +111,15 @@ def _post(
     cfg: GitLabConfig,
     res: PublishResult,
     on_line: bool = True,
+    also: tuple[Finding, ...] = (),
 ) -> bool:
-    """Post one finding: on its line, else on its file; False when it must go to the summary.
-    `on_line` False (`filter_mode: file`, a line outside the hunks): straight to its file."""
+    """Post one finding (and `also`, the others on its lines): on its line, else on its file; False when
+    it must go to the summary. `on_line` False (`filter_mode: file`, a line outside the hunks): straight
+    to its file."""
     a = anchor(f, diff, refs) if on_line else None
     if a is not None:
         try:
-            api.create_discussion(iid, _inline_body(f, a.suggestion_header, cfg), a.position)
+            api.create_discussion(iid, _inline_body(f, a.suggestion_header, cfg, also), a.position)
             res.discussions += 1
             return True
         except Rejected as exc:
@@ -120,7 +127,8 @@ def _post(
     pos = file_position(f.path, diff, refs) if cfg.file_notes else None
     if pos is not None:
         try:
-            api.create_discussion(iid, _file_body(f) if on_line else _file_body(f, "outside the diff"), pos)
+            why = "GitLab did not accept a comment on the line itself" if on_line else "outside the diff"
+            api.create_discussion(iid, _file_body(f, why, also), pos)
             res.file_notes += 1
             return True
         except Rejected as exc:
@@ -209,7 +217,8 @@ def set_walkthrough(api: Any, iid: int, block: str, *, into_description: bool = 
             return "unchanged"
         api.update_merge_request(iid, {"description": new})
         return "description updated"
-    for d in api.discussions(iid):
+    own = getattr(api, "own_username", None)
+    for d in ours(api.discussions(iid), own() if own is not None else None):  # never someone else's note
         if _is_summary(d):
             note = _first_note(d)
             body = with_block(note.get("body", ""), block)
@@ -246,16 +255,21 @@ def publish(
     res = PublishResult()
     not_inline: list[Finding] = []
     where = plan_inline(review.findings, diff, review_cfg or ReviewConfig())
+    riders_of, riders = same_place_groups(
+        review.findings,
+        lambda f: f.fingerprint not in done and f.in_diff and where.get(f.fingerprint) == "line",
+    )
     for f in review.findings:
         if f.fingerprint in done:
             res.already_posted += 1
-        else:
+        elif f.fingerprint not in riders:  # a rider is in the discussion of the first finding on its lines
+            also = riders_of.get(f.fingerprint, ())
             room = res.discussions + res.file_notes < cfg.max_discussions
             place = where.get(f.fingerprint, "summary")
             on_file = place == "file" and cfg.file_notes
             eligible = (f.in_diff and place == "line") or on_file
-            if not (eligible and room and _post(api, iid, f, diff, refs, cfg, res, on_line=not on_file)):
-                not_inline.append(f)
+            if not (eligible and room and _post(api, iid, f, diff, refs, cfg, res, not on_file, also)):
+                not_inline += [f, *also]
         done.add(f.fingerprint)
     for r in res.rejections:
         progress.message(f"GitLab refused a position, fell back: {r}")

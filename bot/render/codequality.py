@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ..types import Finding, Review
+from .sarif import qualified_rule
 
 # prereview severity -> Code Quality severity
 SEVERITY = {"info": "info", "low": "minor", "medium": "major", "high": "critical", "critical": "blocker"}
@@ -19,7 +20,7 @@ MAX_DESCRIPTION = 1000
 
 def check_name(f: Finding) -> str:
     if f.rule_id:
-        return f"{f.source}/{f.rule_id}"
+        return qualified_rule(f) or f.rule_id
     return f"prereview/{f.category}" + (f"/{f.cwe}" if f.cwe else "")
 
 

@@ -10,6 +10,7 @@ from ..types import SEVERITIES, Finding, Review
 from .escape import cell as _cell
 from .escape import code as _code
 from .escape import text as _escape
+from .notes import for_readers
 from .text import stage_times
 from .walkthrough import walkthrough_markdown
 
@@ -67,10 +68,11 @@ def _cwe(cwe_id: str) -> str:
     return f"[{cwe_id} {entry.short_name}]({entry.url})" if entry else _escape(cwe_id)
 
 
-def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
+def comment_body(f: Finding, *, suggestion_header: str = "suggestion", also: tuple[Finding, ...] = ()) -> str:
     """Inline comment: heading, message, a committable suggestion only when verified, hidden fingerprint.
 
-    `suggestion_header` is "suggestion" on GitHub and e.g. "suggestion:-0+0" on GitLab.
+    `suggestion_header` is "suggestion" on GitHub and e.g. "suggestion:-0+0" on GitLab. `also`: other
+    findings on the same lines, in the same comment (their headings and messages; their fingerprints).
     """
     parts = [heading(f), "", _escape(f.message)]
     if f.suggestion is not None and f.verified:
@@ -83,7 +85,9 @@ def comment_body(f: Finding, *, suggestion_header: str = "suggestion") -> str:
             body.rstrip("\n"),
             fence,
         ]
-    parts += ["", fingerprint_marker(f.fingerprint)]
+    for g in also:
+        parts += ["", "---", "", heading(g), "", _escape(g.message)]
+    parts += ["", *(fingerprint_marker(x.fingerprint) for x in (f, *also))]
     return "\n".join(parts)
 
 
@@ -95,13 +99,12 @@ def counts_line(review: Review) -> str:
 
 
 def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str = "prereview") -> str:
-    """The one summary comment: counts, findings not posted inline, coverage, model and timings."""
-    s = review.stats
+    """The one summary comment, for the PR's readers: the findings and what was checked first, then
+    what was not checked (plain words), the walkthrough and coverage; model, tokens and timings in a
+    collapsed "Run details" section."""
     lines = [SUMMARY_MARKER, f"### {_escape(title)}", "", counts_line(review)]
-    for note in review.notes:
-        lines += ["", f"> ⚠️ {_escape(note)}"]
-    if review.walkthrough is not None:  # review.walkthrough: true
-        lines += ["", walkthrough_markdown(review.walkthrough, review.head).rstrip("\n")]
+    if review.checked:
+        lines += ["", "**Checked:** " + _escape(" · ".join(review.checked)) + "."]
     if not_inline:
         lines += ["", "| | Where | Finding |", "|---|---|---|"]
         for f in not_inline:
@@ -112,13 +115,19 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
     if review.behaviour:
         lines += [
             "",
-            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not judged bugs):",
+            f"{_ICON['info']} **Behaviour changes** (same inputs, different results; not reported as bugs):",
             "",
         ]
         for b in review.behaviour:
             why = f" — {_escape(b.reason)}" if b.reason else ""
             where, call = _code(f"{b.path}:{b.line}"), _code(b.call[:200])
             lines.append(f"- {where} {call}: before {_code(b.before[:200])}, now {_code(b.after[:200])}{why}")
+    plain = [for_readers(n) for n in review.notes]
+    if plain:
+        lines += ["", "**Not checked, or worth knowing:**", ""]
+        lines += [f"- {_escape(n)}" for n in dict.fromkeys(plain)]
+    if review.walkthrough is not None:  # review.walkthrough: true
+        lines += ["", walkthrough_markdown(review.walkthrough, review.head).rstrip("\n")]
     skipped = review.coverage.skipped
     lines += [
         "",
@@ -129,25 +138,42 @@ def summary(review: Review, *, not_inline: tuple[Finding, ...] = (), title: str 
         lines += ["", "<details><summary>Skipped</summary>", ""]
         lines += [f"- {_code(x.path)}: {_escape(x.reason)}" for x in skipped]
         lines += ["", "</details>"]
-    verified = sum(1 for f in review.findings if f.verified)
-    lines += [
-        "",
-        f"<sub>model {_code(s.model or 'none')} · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
-        f"{s.completion_tokens} completion tokens · model {s.seconds_model:.1f}s of {s.seconds_total:.1f}s"
-        + (f" · {verified} verified fix(es)" if verified else "")
-        + f" · head {_escape(review.head[:12])}</sub>",
-    ]
-    if s.stages:
-        lines += ["", f"<sub>time per stage: {stage_times(s.stages)}</sub>"]
+    lines += ["", *_run_details(review, [n for n, p in zip(review.notes, plain, strict=True) if n != p])]
     for f in review.findings:
         lines.append(fingerprint_marker(f.fingerprint))
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(review: Review) -> str:
-    """What a PR would show: the summary, then every finding as its inline comment would read."""
-    out = [summary(review, not_inline=tuple(f for f in review.findings if not f.in_diff))]
+def _run_details(review: Review, reworded: list[str]) -> list[str]:
+    """Model, tokens, timings and the notes as the stages wrote them: collapsed, for whoever runs the bot."""
+    s = review.stats
+    verified = sum(1 for f in review.findings if f.verified)
+    rows = [
+        f"- model {_code(s.model or 'none')} · {s.chunks} chunk(s) · {s.prompt_tokens} prompt + "
+        f"{s.completion_tokens} completion tokens · model {s.seconds_model:.1f}s of {s.seconds_total:.1f}s"
+        + (f" · {verified} verified fix(es)" if verified else ""),
+        f"- head {_escape(review.head[:12])}",
+    ]
+    if s.stages:
+        rows.append(f"- time per stage: {stage_times(s.stages)}")
+    rows += [f"- note: {_escape(n)}" for n in reworded]
+    return ["<details><summary>Run details</summary>", "", *rows, "", "</details>"]
+
+
+def render_markdown(review: Review, *, max_per_file: int = 0) -> str:
+    """What a PR would show: the summary, then every finding as its inline comment would read.
+    `max_per_file` (review.max_comments_per_file; 0 = no cap): past it, a file's findings (ranked, most
+    severe first) are listed in the summary, as the publishers do."""
+    per_file: Counter[str] = Counter()
+    inline: list[Finding] = []
     for f in review.findings:
+        if f.in_diff:
+            per_file[f.path] += 1
+            if not max_per_file or per_file[f.path] <= max_per_file:
+                inline.append(f)
+    shown = {id(f) for f in inline}
+    out = [summary(review, not_inline=tuple(f for f in review.findings if id(f) not in shown))]
+    for f in inline:
         if f.in_diff:
             out.append(
                 f"#### {_code(f.path)} line {f.line}"

@@ -20,20 +20,22 @@ def _diagnostic(f: Finding) -> dict[str, Any]:
         "code": {"value": f.rule_id or f.cwe or f.category},
         "original_output": f.fingerprint,
     }
-    if f.suggestion is not None and f.verified:
-        # reviewdog replaces [start, end) : end is the first column after the last replaced line.
+    text = _line_based(f.suggestion) if f.suggestion is not None and f.verified else None
+    if text is not None:
+        # reviewdog's line-based suggestion: lines start..end inclusive, no columns; it writes the text
+        # plus one newline into a `suggestion` block (GitHub) or `suggestion:-0+<end-start>` (GitLab).
         d["suggestions"] = [
-            {
-                "range": {
-                    "start": {"line": f.line, "column": 1},
-                    "end": {"line": f.last_line + 1, "column": 1},
-                },
-                "text": f.suggestion
-                if f.suggestion.endswith("\n") or not f.suggestion
-                else f.suggestion + "\n",
-            }
+            {"range": {"start": {"line": f.line}, "end": {"line": f.last_line}}, "text": text}
         ]
     return d
+
+
+def _line_based(suggestion: str) -> str | None:
+    """The replacement lines as reviewdog wants them: no trailing newline (it adds one), "" to delete.
+    None for one empty line: reviewdog's line-based form cannot tell it from a deletion."""
+    if suggestion in ("", "\n"):
+        return "" if suggestion == "" else None
+    return suggestion[:-1] if suggestion.endswith("\n") else suggestion
 
 
 def render_rdjson(review: Review) -> str:

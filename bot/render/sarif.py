@@ -14,9 +14,16 @@ _LEVEL = {"info": "note", "low": "note", "medium": "warning", "high": "error", "
 _SECURITY_SEVERITY = {"info": "1.0", "low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
 
 
+def qualified_rule(f: Finding) -> str | None:
+    """`source/rule`, without doubling a source the rule already names (`tests/broken`, `behaviour/…`)."""
+    if not f.rule_id:
+        return None
+    return f.rule_id if f.rule_id.startswith(f"{f.source}/") else f"{f.source}/{f.rule_id}"
+
+
 def rule_id(f: Finding) -> str:
     if f.rule_id:
-        return f"{f.source}/{f.rule_id}"
+        return qualified_rule(f) or f.rule_id
     return f"prereview/{f.category}" + (f"/{f.cwe.lower()}" if f.cwe else "")
 
 

@@ -25,11 +25,10 @@ def render_text(review: Review) -> str:
     if not review.findings:
         out += ["No findings.", ""]
     for b in review.behaviour:
-        out.append(
-            f"behaviour change (intended) {b.path}:{b.line}: {b.call}: before {b.before}; now {b.after}"
-        )
+        # Listed, not reported: the judge found no bug, or could not judge (the reason says which).
+        out.append(f"behaviour change {b.path}:{b.line}: {b.call}: before {b.before}; now {b.after}")
         if b.reason:
-            out.append(f"    {b.reason}")
+            out.append(f"    not reported as a bug: {b.reason}")
     for note in review.notes:
         out.append(f"warning: {note}")
     s = review.stats

@@ -157,7 +157,8 @@ class GitHubSession(_GitOverHttps):
     def describe(self, block: str, into_description: bool) -> None:
         from ..publish.github import GitHubPublisher
 
-        publisher = GitHubPublisher(self.api, self.job.number)
+        # The server's bot logins too: with a personal access token, its user's summary is ours to update.
+        publisher = GitHubPublisher(self.api, self.job.number, bot_logins=self._bots)
         if into_description:
             publisher.set_description(block)
         else:

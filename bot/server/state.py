@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .ledger import Ledger
@@ -70,3 +70,21 @@ class ServerState:
         if sum(len(x) for lines in added.values() for x in lines) > max_bytes:
             record["added"] = None  # too big to remember: the next `-i` reviews everything
         self._l.put(f"reviewed:{pr_key}", record)
+
+    def last_findings(self, pr_key: str) -> dict[str, Any] | None:
+        """{"head": sha, "findings": [{path, line, severity, category, message}, ...]} of the last
+        review, for `/ask` (masked text, as published)."""
+        return self._l.get(f"findings:{pr_key}")
+
+    def set_findings(self, pr_key: str, head: str, findings: Iterable[Any], most: int = 40) -> None:
+        rows = [
+            {
+                "path": f.path,
+                "line": f.line,
+                "severity": f.severity,
+                "category": f.category,
+                "message": " ".join(f.message.split())[:300],
+            }
+            for f in list(findings)[:most]
+        ]
+        self._l.put(f"findings:{pr_key}", {"head": head, "findings": rows})

@@ -6,7 +6,7 @@ import logging
 import os
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -22,7 +22,7 @@ from ..render.escape import text as _escape
 from ..review_filters import skip_message, skip_reason
 from ..sandbox.exchange import counts_as_limit
 from ..types import ChangeRequest, Throttled
-from . import chatops, jobdirs, repo_config, workspace
+from . import ask, chatops, jobdirs, repo_config, workspace
 from .forge_session import ForgeSession, open_session
 from .incremental import MAX_REMEMBERED_BYTES, added_lines, new_hunks
 from .joblimit import public_reason, scrub_paths
@@ -46,10 +46,6 @@ class HeadMoved(Throttled):
 REFUSAL = (
     "Sorry @{author}, only people with write access to this repository (owners, members, collaborators; "
     "Developer or higher on GitLab, write on Gitea/Forgejo) can run prereview commands."
-)
-ASK_SYSTEM = (
-    "You answer a reviewer's question about a code change. Use only the diff and the description given; "
-    "say so when they do not contain the answer. Be brief and concrete; cite file:line."
 )
 
 # Files /ask names without their diff: the ones the review config leaves out (not deleted files).
@@ -150,6 +146,7 @@ class ForgeRunner:
             self._moved(job, change.head_sha, now)
             return None
         forge.publish(change, review, scope, ws.cfg)
+        self.state.set_findings(job.pr_key, change.head_sha, review.findings)  # what `/ask` is told
         self.state.set_reviewed(
             job.pr_key, change.head_sha, added_lines(change.diff_text), MAX_REMEMBERED_BYTES
         )
@@ -171,20 +168,39 @@ class ForgeRunner:
         cfg, _ = self._config(forge, change)
         model = self.model()
         question = job.text
+        thread = (job.path, job.line) if job.thread and job.path and job.line else None
         if job.thread:
             question = f"(a reply in the review thread on {job.path}:{job.line}) {job.text}"
+        diff = parse(change.diff_text)
+        _, skipped = select_files(diff, cfg.review, lambda _: None)
+        with tempfile.TemporaryDirectory(prefix="prereview-ask-") as tmp:
+            repo = Path(tmp) / "repo"  # one fetch of head serves every file read
+
+            def read_head(path: str) -> str | None:
+                return forge.base_file(change.head_sha, path, repo)
+
+            excerpts, texts = ask.head_code(
+                diff, job.text, thread, read_head, [s.path for s in skipped if s.reason in BY_CONFIG]
+            )
+        last = self.state.last_findings(job.pr_key)
         messages = ask_messages(
             change,
             question,
             budget=max(512, model.n_ctx - self.cfg.server.ask_max_tokens - 256),
             count=model.count_tokens,
             review=cfg.review,
+            head=excerpts,
+            findings=ask.findings_text(last["findings"] if last else [], last["head"] if last else ""),
         )
         out = model.complete(messages, max_tokens=self.cfg.server.ask_max_tokens, temperature=0.0)
-        answer = _escape(out.text.strip()) or "(the model gave no answer)"
+        body, where = ask.check_quote(out.text, texts, diff)
+        answer = _escape(body) or "(the model gave no answer)"
         if out.finish_reason == "length":
             answer += " …"
-        text = f"{answer}\n\n<sub>prereview · {model.name} · answered from the diff only</sub>"
+        text = (
+            f"{answer}\n\n{where}\n\n<sub>prereview · {model.name} · answered from the code after the "
+            "change around what was asked, the diff and the latest review</sub>"
+        )
         if job.thread:
             forge.reply_in_thread(job.thread, text, job.comment_id)
         else:
@@ -223,14 +239,21 @@ def ask_messages(
     budget: int,
     count: Callable[[str], int],
     review: ReviewConfig | None = None,
+    head: Sequence[ask.Excerpt] = (),
+    findings: str = "",
 ) -> list[Message]:
-    """The question with as much of the diff as fits `budget` tokens (whole files first, in order).
+    """The question with the head code asked about (`head`), the latest review's `findings`, and as
+    much of the diff as fits `budget` tokens (whole files first, in order).
 
     Files the (repository's) review config leaves out (`review.exclude`, lock files) are named only."""
-    head = f"Change: {change.title}\n\n{change.body[:2000]}\n\nDiff:\n"
+    code = "".join(
+        f"Code as it is after the change:\n{x.render()}\n\n" if i == 0 else f"{x.render()}\n\n"
+        for i, x in enumerate(head)
+    )
+    head_text = f"Change: {change.title}\n\n{change.body[:2000]}\n\n{code}{findings}\nDiff:\n"
     tail = f"\n\nQuestion: {question}"
-    system = ASK_SYSTEM + language_instruction(review.language if review else "")
-    room = budget - count(system) - count(head) - count(tail)
+    system = ask.ASK_SYSTEM + language_instruction(review.language if review else "")
+    room = budget - count(system) - count(head_text) - count(tail)
     parts: list[str] = []
     diff = parse(change.diff_text)
     _, skipped = select_files(diff, review or ReviewConfig(), lambda _: None)
@@ -246,7 +269,7 @@ def ask_messages(
             continue
         parts.append(text)
         room -= cost
-    return [Message("system", system), Message("user", head + "\n".join(parts) + tail)]
+    return [Message("system", system), Message("user", head_text + "\n".join(parts) + tail)]
 
 
 def build_queue(cfg: Config, secrets: Secrets) -> JobQueue:

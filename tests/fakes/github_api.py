@@ -202,7 +202,10 @@ class FakeGitHub:
         head_ref: str = "feature",
         remote: Path | None = None,
         spec_path: Path = SPEC_PATH,
+        bot_login: str = BOT_LOGIN,
     ) -> None:
+        """`bot_login`: whom the token's comments are written as (a personal access token's user, e.g.)."""
+        self.bot_login = bot_login
         self.repo, self.pr_number = repo, pr_number
         self.title, self.body, self.author = title, body, author
         self.labels = list(labels)
@@ -228,6 +231,10 @@ class FakeGitHub:
         self.set_head(head_sha, diff_text, base_sha=base_sha)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def _bot_type(self) -> str:
+        return "Bot" if self.bot_login.endswith("[bot]") else "User"
 
     # -- control ----------------------------------------------------------------------------------
     def set_head(self, head_sha: str, diff_text: str, *, base_sha: str | None = None) -> None:
@@ -539,7 +546,7 @@ class FakeGitHub:
         commit = body.get("commit_id", self.head_sha)
         review = {
             "id": next(self._ids),
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "user": {"login": self.bot_login, "type": self._bot_type},
             "body": body.get("body", ""),
             "state": "COMMENTED" if body.get("event") == "COMMENT" else "PENDING",
             "commit_id": commit,
@@ -568,7 +575,7 @@ class FakeGitHub:
             "body": c["body"],
             "commit_id": commit,
             "original_commit_id": commit,
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "user": {"login": self.bot_login, "type": self._bot_type},
             "url": self._api(f"/pulls/comments/{cid}"),
             "diff_hunk": "@@",
             "html_url": f"https://github.example/{self.repo}/pull/{self.pr_number}#discussion_r{cid}",
@@ -632,7 +639,7 @@ class FakeGitHub:
         comment = {
             "id": cid,
             "body": req.body["body"],
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "user": {"login": self.bot_login, "type": self._bot_type},
             "url": self._api(f"/issues/comments/{cid}"),
             "html_url": f"https://github.example/{self.repo}/pull/{self.pr_number}#issuecomment-{cid}",
             "issue_url": self._api(f"/issues/{self.pr_number}"),
@@ -672,7 +679,7 @@ class FakeGitHub:
             "content": req.body["content"],
             "subject_id": int(m[2]),
             "kind": m[1],
-            "user": {"login": BOT_LOGIN},
+            "user": {"login": self.bot_login},
         }
         self.reactions.append(reaction)
         return 201, {}, reaction
@@ -734,7 +741,7 @@ class FakeGitHub:
             "draft": bool(body.get("draft", False)),
             "title": body.get("title", ""),
             "body": body.get("body"),
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "user": {"login": self.bot_login, "type": self._bot_type},
             "html_url": f"https://github.example/{self.repo}/pull/{number}",
             "url": self._api(f"/pulls/{number}"),
             "head": {"ref": body["head"], "label": f"{owner}:{body['head']}"},

@@ -111,3 +111,49 @@ def test_real_model_review_in_another_language_stays_schema_valid_and_anchored(
         assert f.in_diff and f.quote is not None
         assert re.sub(r"\s+", "", f.quote) in re.sub(r"\s+", "", head_lines[f.line - 1])
         assert f.cwe is None or re.fullmatch(r"CWE-[1-9][0-9]{0,3}", f.cwe)
+
+
+ENGLISH = "The loop bound is off by one: it reads past the end of the list."
+GERMAN = "Die Schleifengrenze ist um eins verschoben: sie liest über das Ende der Liste hinaus."
+
+
+def test_written_in_tells_the_asked_language_from_english() -> None:
+    from bot.findings.language import written_in
+
+    assert written_in(ENGLISH, "de") is False and written_in(GERMAN, "de") is True
+    assert written_in("ループの境界が1つずれています。", "ja") is True
+    assert written_in("`range(n + 1)` reads past the end of the list.", "ja") is False
+    assert written_in("`xs[len(xs)]`", "de") is None  # code only: cannot tell
+    assert written_in(ENGLISH, "en") is None and written_in(ENGLISH, "sw") is None
+
+
+def _review_in_german(bug_repo: Path, translation: str) -> tuple[str, list]:  # type: ignore[type-arg]
+    finding = {"quote": "return xs[len(xs)]", "line": 6, "message": ENGLISH, "category": "bug"}
+    finding |= {"severity": "high", "cwe": ""}
+    model = ScriptedModel(
+        {
+            "replies": [
+                {"match": "^The loop bound", "text": json.dumps({"german": translation})},
+                {"findings": [finding]},
+            ],
+            "default": {"text": json.dumps({"verdict": "confirmed"})},
+        }
+    )
+    cfg = _cfg()
+    cfg = cfg.model_copy(update={"review": cfg.review.model_copy(update={"language": "de"})})
+    change = LocalForge().fetch(ChangeRef("local", str(bug_repo), "HEAD~", "HEAD"))
+    review = runner.review_change(change, cfg, model=lambda: model)  # type: ignore[arg-type]
+    [f] = [f for f in review.findings if f.source == "model"]
+    return f.message, model.requests
+
+
+def test_a_message_the_model_wrote_in_english_is_translated(bug_repo: Path) -> None:
+    message, requests = _review_in_german(bug_repo, GERMAN)
+    assert message == GERMAN
+    [ask] = [r for r in requests if "translator" in r[0].content]
+    assert ask[-1].content == ENGLISH and "into German" in ask[0].content
+
+
+def test_a_translation_that_is_not_in_the_language_is_not_kept(bug_repo: Path) -> None:
+    message, _ = _review_in_german(bug_repo, "The loop is wrong and it is off by one.")
+    assert message == ENGLISH

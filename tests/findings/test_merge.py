@@ -84,9 +84,13 @@ def test_self_verification_confirms(make_repo) -> None:
             ]
         }
     )
-    [f] = _review(make_repo, model).findings
+    review = _review(make_repo, model)
+    [f] = review.findings
     assert f.severity == "high" and len(model.requests) == 2
     assert "Off by one" in model.requests[1][1].content and "<untrusted>" in model.requests[1][1].content
+    # both requests count in the review's tokens (the self-check's too)
+    asked = sum(model.count_tokens(m.content) for req in model.requests for m in req)
+    assert review.stats.prompt_tokens == asked
 
 
 def test_self_verification_downgrades_a_rejected_finding(make_repo) -> None:

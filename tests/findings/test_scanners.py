@@ -220,3 +220,27 @@ def test_the_review_selection_reaches_the_scanners(make_repo) -> None:
     assert by_source.get("bandit") == {"app.py"}
     assert by_source.get("secrets") == {"app.py", "vendor/lib.py"}
     assert "safeguards" not in by_source
+
+
+@pytest.mark.skipif(not HAS_SEMGREP, reason="semgrep is not installed (pipx install semgrep)")
+def test_semgrep_sql_fstring_needs_sql_text_or_a_query_call(make_repo) -> None:
+    # Words elsewhere in the file ("Select ... from", "where ... =") made every f-string between them
+    # "SQL injection", click.style's ANSI f-strings included.
+    head = (
+        "import click\n"  # 1
+        "\n\n"
+        "def show(name, n):\n"  # 4
+        '    """Select the rows to show; colours come from click."""\n'  # 5
+        "    click.echo(f\"{click.style(name, fg='green')}: {n} rows\")\n"  # 6
+        '    return f"\\x1b[1m{name}\\x1b[0m"  # copied from the table where n = {n}\n'  # 7
+        "\n\n"
+        "def find(cur, table, x):\n"  # 10
+        '    cur.execute(f"SELECT id, name FROM {table} WHERE id = {x}")\n'  # 11
+        "    q = f\"name = '{x}'\"\n"  # 12
+        "    cur.execute(q)\n"  # 13
+        '    return f"UPDATE {table} SET name = {x}"\n'  # 14
+    )
+    repo = make_repo({"m.py": "import click\n"}, {"m.py": head})
+    result = scan_change(repo, cfg(secrets=False, bandit=False))
+    lines = {f.line for f in result.findings if f.rule_id == "py-sql-fstring"}
+    assert lines == {11, 12, 14}

@@ -153,3 +153,28 @@ def test_the_block_goes_above_the_summarys_trailing_state_markers() -> None:
     out = with_block(body, walkthrough_markdown(Walkthrough("adds y", model="m")))
     assert trailing_markers(out) == trailing_markers(body)  # the state stays readable
     assert out.index(START) < out.index("<!-- prereview:fp=") and "adds y" in out
+
+
+def test_a_walkthrough_written_in_english_anyway_is_translated() -> None:
+    english = answer(
+        summary="This change adds the variable y and a new script that prints the number.",
+        files={"a.py": "It defines the value of y", "b.py": "It prints 1 to the screen"},
+        risks=[],
+    )
+    en = ["This change adds", "It defines", "It prints"]
+    german = ["Diese Änderung fügt die Variable y und ein neues Skript hinzu, das die Zahl ausgibt."]
+    german += ["Sie definiert y", "Es gibt die 1 auf dem Bildschirm aus"]
+    model = ScriptedModel(
+        {
+            "replies": [
+                {"match": "Describe the change", "text": english},
+                *(
+                    {"match": "^" + e, "text": json.dumps({"german": g})}
+                    for e, g in zip(en, german, strict=True)
+                ),
+            ],
+            "default": {},
+        }
+    )
+    w = describe(_change(), parse(DIFF), model, language="de")
+    assert w.summary == german[0] and [n.text for n in w.files] == german[1:]

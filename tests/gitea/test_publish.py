@@ -113,3 +113,11 @@ def test_missing_run_variables_are_named(missing: str) -> None:
     env.pop(missing)
     with pytest.raises(PrereviewError, match=missing):
         Run.from_env(env, pr=3)
+
+
+def test_findings_on_the_same_line_are_one_comment() -> None:
+    with FakeGitea(diff_text=DIFF) as fake:
+        res = _publish(fake, _finding(3, msg="first"), _finding(3, msg="second"), _finding(4, msg="other"))
+        assert len(fake.inline) == 2 and res.posted == 3  # type: ignore[attr-defined]
+        [both] = [c for c in fake.inline if "first" in c["body"]]
+        assert "second" in both["body"] and fake.violations == []

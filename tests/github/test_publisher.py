@@ -204,3 +204,21 @@ def test_no_suggestion_on_removed_lines() -> None:
     f = Finding(path="m.py", line=2, side="LEFT", message="m", suggestion="z\n", verified=True)
     c = inline_comment(f, parse(text))
     assert c is not None and c["side"] == "LEFT" and "```suggestion" not in c["body"]
+
+
+def test_findings_on_the_same_line_are_one_comment_and_not_posted_again() -> None:
+    from bot.render.markdown import fingerprints_in
+
+    text = _diff(5)
+    a = _finding(3, category="security", severity="high")
+    b = Finding(path="app.py", line=3, message="another problem", quote="x3 = 3", category="bug")
+    c = _finding(4)
+    with FakeGitHub(diff_text=text, head_sha=HEAD, base_sha=BASE) as gh:
+        res = GitHubPublisher(_api(gh), 1).publish(_review([a, b, c]), parse(text))
+        assert len(gh.comments) == 2 and res.posted == 3 and res.in_summary == 0
+        [both] = [x for x in gh.comments if x["line"] == 3]
+        assert "problem 3" in both["body"] and "another problem" in both["body"]
+        assert fingerprints_in(both["body"]) == {a.fingerprint, b.fingerprint}
+        again = GitHubPublisher(_api(gh), 1).publish(_review([a, b, c]), parse(text))
+        assert again.posted == 0 and again.skipped == 3 and len(gh.comments) == 2
+        assert gh.schema_errors == []

@@ -324,3 +324,17 @@ def test_a_guest_token_is_a_permission_error(change: ChangeRequest) -> None:
         pytest.raises(PermissionDenied, match="403 to create a discussion"),
     ):
         publish(forge(fake), change, review(change, Finding("app.py", 3, "a", quote="x")), GitLabConfig())
+
+
+def test_findings_on_the_same_line_are_one_thread(gl: FakeGitLab, change: ChangeRequest) -> None:
+    from bot.render.markdown import fingerprints_in
+
+    a = Finding("app.py", 3, "first problem", quote="line 3 changed", category="security", severity="high")
+    b = Finding("app.py", 3, "second problem", quote="line 3 changed", category="bug")
+    res = publish(forge(gl), change, review(change, a, b), GitLabConfig())
+    [thread] = gl.diff_notes
+    assert "first problem" in thread["body"] and "second problem" in thread["body"]
+    assert fingerprints_in(thread["body"]) == {a.fingerprint, b.fingerprint}
+    assert res.discussions == 1 and res.in_summary == 0 and gl.violations == []
+    again = publish(forge(gl), change, review(change, a, b), GitLabConfig())
+    assert again.already_posted == 2 and len(gl.diff_notes) == 1

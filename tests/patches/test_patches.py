@@ -554,3 +554,46 @@ def test_unreachable_docker_engine_is_a_note_not_a_crash(make_repo, tmp_path, mo
     res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
     assert res.exit_code == 0, res.output
     assert any("tests not run: no Docker engine reachable" in n for n in json.loads(res.stdout)["notes"])
+
+
+def test_the_patches_stage_counts_its_model_requests_in_the_review_usage(make_repo):
+    """stats.prompt_tokens/completion_tokens/seconds_model include proposals (not only the review's)."""
+    from bot.change.diff import parse
+    from bot.config import Config
+    from bot.forges.local import LocalForge
+    from bot.models import Message
+    from bot.models.scripted import ScriptedModel
+    from bot.patches.stage import PatchesStage
+    from bot.patches.verify import PatchStage
+    from bot.pipeline.context import ReviewContext
+    from bot.progress import Quiet
+    from bot.types import ChangeRef
+
+    change = LocalForge().fetch(ChangeRef("local", str(make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}))))
+    cfg = Config(model={"backend": "scripted"})
+    model = ScriptedModel({"replies": [], "default": {"faulty": "x = 2", "fixed": "x = 3"}})
+    asked = []
+
+    class Proposing(PatchStage):  # what post_findings does with the factory: propose, agent steps
+        def post_findings(self, change, diff, findings, model_factory, cfg, progress):  # type: ignore[override]
+            for _ in range(2):
+                asked.append(
+                    model_factory().complete([Message("user", "Fix line 1 of a.py.")], max_tokens=32)
+                )
+            return findings
+
+    ctx = ReviewContext(
+        change=change,
+        diff=parse(change.diff_text),
+        cfg=cfg,
+        model=lambda: model,
+        progress=Quiet(),
+        read_head=lambda p: None,
+        read_base=lambda p: None,
+    )
+    ctx.shared["tests"] = Proposing(change, cfg)
+    PatchesStage().run(ctx, [])
+    assert len(asked) == 2 and all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in asked)
+    assert ctx.usage.prompt_tokens == sum(c.prompt_tokens for c in asked)
+    assert ctx.usage.completion_tokens == sum(c.completion_tokens for c in asked)
+    assert ctx.usage.seconds_model == pytest.approx(sum(c.seconds for c in asked))

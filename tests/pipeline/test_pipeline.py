@@ -489,3 +489,44 @@ def test_a_deletion_only_change_is_shown_to_the_model_with_the_function_as_it_is
     (prompt,) = [m[-1].content for m in model.requests]
     assert re.search(r"^\s+- \s*f\.close\(\)$", prompt, re.M)  # what was removed
     assert "def save(f, data):" in prompt and "return len(data)" in prompt  # the function as it is now
+
+
+def test_progress_names_the_stage_that_runs_after_the_model(make_repo) -> None:
+    """The bar must not read "model done" while later stages (tests, behaviour, patches) still run."""
+    from bot.pipeline.run import review_change
+    from bot.progress import Collect
+
+    change = fetch(make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}))
+    progress = Collect()
+    seen: list[str] = []
+
+    class Recorder:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def run(self, ctx, findings):  # type: ignore[no-untyped-def]
+            seen.append(progress.messages[-1])
+            return findings
+
+    model = script()
+    stages = [review.ModelReviewStage(), Recorder("tests"), Recorder("behaviour"), Recorder("patches")]
+    review_change(change, cfg(), progress=progress, model=lambda: model, stages=stages)
+    assert model.requests, "the model read the change"
+    assert [s.split("] ", 1)[1] for s in seen] == ["running tests", "comparing behaviour", "verifying fixes"]
+    assert not any("model" in s for s in seen)
+
+
+def test_the_review_says_what_it_checked_and_only_that(make_repo) -> None:
+    from bot.pipeline.run import review_change
+
+    change = fetch(make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}))
+    data = {
+        "model": {"backend": "scripted"},
+        "scanners": {"semgrep": "/nonexistent/semgrep"},  # could not run: not claimed
+        "tests": "off",
+        "behaviour": {"enabled": False},
+    }
+    model = script()
+    review = review_change(change, build(data, env={}), model=lambda: model)
+    assert review.checked == ("model review of 1 file(s)", "security scanners (secrets, bandit)")
+    assert any("scanner 'patterns' skipped" in n for n in review.notes)

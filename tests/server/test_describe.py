@@ -24,7 +24,7 @@ from tests.fakes.gitlab_api import TOKEN, FakeGitLab
 from tests.server.stack import DIFF
 
 
-def _cfg(tmp: Path, **server: str) -> Config:
+def _cfg(tmp: Path, **server: object) -> Config:
     paths = [f.path for f in parse(DIFF).files]
     text = json.dumps(
         {"summary": "Evaluates its input.", "files": {p: "now calls eval" for p in paths}, "risks": []}
@@ -88,3 +88,18 @@ def test_gitlab_describe_job_writes_the_description(tmp_path: Path) -> None:
         (note,) = [n for n in gl.notes if SUMMARY_MARKER in n["body"]]
         assert "Evaluates its input." in note["body"]
         assert gl.violations == []
+
+
+def test_github_describe_with_a_personal_access_token_updates_its_one_summary(tmp_path: Path) -> None:
+    """A PAT's comments are authored by its user (no `[bot]`): `server.bot_logins` names it, and the
+    describe job must recognise its own summary as the review's publisher does."""
+    with FakeGitHub(diff_text=DIFF, head_sha="a" * 40, base_sha="b" * 40, bot_login="review-bot") as gh:
+        cfg = _cfg(tmp_path, github_api_url=gh.url, bot_logins=["Review-Bot"])
+        gh.add_issue_comment(f"{SUMMARY_MARKER}\nnot ours", login="mallory", association="NONE")
+        runner = _runner(cfg, Secrets(github_token="ghp_personal"), GitHubSession)
+        runner.run(Job("describe", "github", "o/r", 1))
+        runner.run(Job("describe", "github", "o/r", 1))
+        summaries = [c for c in gh.issue_comments if SUMMARY_MARKER in c["body"]]
+        assert [c["user"]["login"] for c in summaries] == ["mallory", "review-bot"]
+        assert summaries[0]["body"].endswith("not ours")  # a look-alike by someone else is left alone
+        assert START in summaries[1]["body"] and gh.schema_errors == []

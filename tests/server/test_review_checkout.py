@@ -69,8 +69,11 @@ def posted(inline: list[tuple[str, int, str]], summary: str) -> Found:
     """What the server posted: inline comments (path, line, body) and the summary's hidden fingerprints."""
     out: Found = {}
     for path, line, body in inline:
-        m = _RULE.search(body.splitlines()[0])
-        for fp in fingerprints_in(body):
+        # findings on the same lines share a comment: their headings and markers are in the same order
+        heads = [ln for ln in body.splitlines() if ln.startswith(("🛑", "🔴", "🟠", "🟡", "🔵"))]
+        fps = re.findall(r"<!-- prereview:fp=([0-9a-f]{16}) -->", body)
+        for head, fp in zip(heads, fps, strict=False):
+            m = _RULE.search(head)
             out[fp] = (m.group(2) if m else None, path, line)
     for fp in fingerprints_in(summary) - set(out):
         out[fp] = ("(summary only)", "", 0)
