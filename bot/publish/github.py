@@ -357,7 +357,9 @@ class GitHubPublisher:
         stale = []
         kept = 0
         for c in existing:
-            if fingerprints_in(c.body) & current:
+            fps = fingerprints_in(c.body)
+            if fps & current:  # still reported: stays; say so if it also holds a finding not re-checked
+                kept += bool(fps - current) and recheck.not_rechecked(c.body, unchecked)
                 continue
             if scope is not None and not self._in_scope(c, scope):
                 continue

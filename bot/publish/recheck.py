@@ -24,9 +24,9 @@ def source_of(body: str) -> str | None:
 
 
 def not_rechecked(body: str, unchecked: tuple[str, ...]) -> bool:
-    """True when the comment's finding comes from a source this review could not run: keep it open."""
-    source = source_of(body)
-    return source is not None and source in unchecked
+    """True when a finding of the comment comes from a source this review could not run: keep it open.
+    Findings on the same lines share one comment (publish/grouping.py), each under its own heading."""
+    return any(source_of(part) in unchecked for part in (body or "").split("\n---\n"))
 
 
 def kept_note(count: int, unchecked: tuple[str, ...]) -> str:

@@ -76,6 +76,10 @@ def _review(where: Path, head: str) -> Review:
 @needs_bwrap
 def test_head_code_can_hide_its_change_from_the_behaviour_evidence(tmp_path: Path) -> None:
     honest = _review(tmp_path / "honest", HONEST)
-    assert [(b.call, b.after) for b in honest.behaviour] == [("label('x')", "'db x!'")]
+    # the honest change shows its difference (as an intended change, or a finding asking whether it is)
+    shown = [f"{b.call} {b.after}" for b in honest.behaviour] + [
+        f"{f.message} {f.evidence or ''}" for f in honest.findings if f.source == "behaviour"
+    ]
+    assert any("label('x')" in x and "'db x!'" in x for x in shown), shown
     forged = _review(tmp_path / "forged", FORGED)
     assert forged.behaviour == () and not [f for f in forged.findings if f.source == "behaviour"]

@@ -72,8 +72,13 @@ def test_a_secret_read_from_an_unchanged_file_is_masked_in_runtime_text(tmp_path
     change = LocalForge().fetch(ChangeRef("local", str(repo), None, None))
     review = review_change(change, cfg, model=_Fixed(model))
 
-    assert review.behaviour, "the behaviour stage should list the changed result"  # the attack ran
-    assert any("[REDACTED]" in b.after for b in review.behaviour), review.behaviour
+    # the changed result is listed as intended or shown as a finding asking whether it is (judge.py)
+    shown = [b.after for b in review.behaviour] + [
+        f"{f.message} {f.evidence or ''}" for f in review.findings if f.source == "behaviour"
+    ]
+    assert shown, "the behaviour stage should show the changed result"  # the attack ran
+    assert any("[REDACTED]" in x for x in shown), shown
+    assert not any(PASSWORD in x for x in shown), shown
     prompts = [m.content for req in [*model.requests, *model.scored] for m in req]
     assert any("label(" in p for p in prompts)  # the judge was asked about it
     assert not any(PASSWORD in p for p in prompts), "the judge's prompt carried the secret"
