@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,10 @@ import pytest
 from bot.config import Config
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
-from bot.pipeline.run import LazyModel, review_change
+from bot.pipeline.run import review_change
 from bot.types import ChangeRef, Review
+from tests.conftest import git
+from tests.security.fixed_model import Fixed as _Fixed
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
@@ -33,23 +34,6 @@ FORGED = (
     "        return 'db ' + host\n"
     "    return 'db ' + host + '!'\n"
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
-class _Fixed(LazyModel):
-    def __init__(self, model: ScriptedModel) -> None:
-        self._model = model
-
-    def __call__(self) -> ScriptedModel:
-        return self._model
 
 
 def _review(where: Path, head: str) -> Review:

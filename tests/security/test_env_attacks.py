@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -25,6 +24,7 @@ from bot.evidence import projectenv
 from bot.patches.verify import PatchStage
 from bot.server import workspace
 from bot.types import ChangeRef, ChangeRequest, EnvSource
+from tests.conftest import git
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
@@ -33,15 +33,6 @@ PROJECT = {
     "victim.py": "def add(a, b):\n    return a + b\n",
     "tests/test_victim.py": "from victim import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 }
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def commits(where: Path, *trees: dict[str, str | None]) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,30 +16,15 @@ import pytest
 from bot.config import Config
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
-from bot.pipeline.run import LazyModel, review_change
+from bot.pipeline.run import review_change
 from bot.render.markdown import summary
 from bot.types import ChangeRef
+from tests.conftest import git
+from tests.security.fixed_model import Fixed as _Fixed
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
 PASSWORD = "hunter2-generic-xyz"  # no token shape: only detect-secrets' keyword rule knows it
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
-class _Fixed(LazyModel):
-    def __init__(self, model: ScriptedModel) -> None:
-        self._model = model
-
-    def __call__(self) -> ScriptedModel:
-        return self._model
 
 
 @needs_bwrap
