@@ -6,7 +6,6 @@
    KeyboardInterrupt reaches Python, with the slices (the backend now) and with one call (before).
 
 usage: python bench/interrupt.py [--model qwen2.5-coder-0.5b] [--tokens 3000] [--runs 3]
-`--no-extra-buffers`: as in bench/language.py (machines that advertise AMX but do not allow it).
 """
 
 from __future__ import annotations
@@ -25,20 +24,6 @@ sys.path.insert(0, str(ROOT))
 
 from bot.config import ModelConfig  # noqa: E402
 from bot.models import llama_cpp  # noqa: E402
-
-
-def _no_extra_buffers() -> None:
-    import llama_cpp
-    import llama_cpp.llama as llama_mod
-
-    default = llama_cpp.llama_model_default_params
-
-    def params():  # type: ignore[no-untyped-def]
-        p = default()
-        p.use_extra_bufts = False
-        return p
-
-    llama_mod.llama_cpp.llama_model_default_params = params  # type: ignore[attr-defined]
 
 
 def _prompt(model: llama_cpp.LlamaCppModel, n: int) -> list[int]:
@@ -79,10 +64,7 @@ def main() -> None:
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--tokens", type=int, default=3000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-extra-buffers", action="store_true")
     args = ap.parse_args()
-    if args.no_extra_buffers:
-        _no_extra_buffers()
     model = llama_cpp.from_config(ModelConfig(name=args.model, n_ctx=max(4096, args.tokens + 64)))
     tokens = _prompt(model, args.tokens)
     print(f"model {model.name}, {model.threads} threads, prompt {len(tokens)} tokens")

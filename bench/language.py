@@ -11,9 +11,6 @@ Texts are classified by `bot.findings.language.written_in` (script share for ja/
 words against English for de/fr/es/it/pt/nl); those it cannot tell (too little prose) are counted apart.
 
     python bench/language.py --cases 6 --languages de,fr,ja --model qwen2.5-coder-0.5b
-
-`--no-extra-buffers`: load llama.cpp without its extra weight buffers (AMX, repacking), for machines that
-advertise AMX but do not let a process use it (llama.cpp then dies in `ldtilecfg`).
 """
 
 from __future__ import annotations
@@ -42,20 +39,6 @@ from bot.progress import Quiet  # noqa: E402
 from bot.types import ChangeRef  # noqa: E402
 
 
-def _no_extra_buffers() -> None:
-    import llama_cpp
-    import llama_cpp.llama as llama_mod
-
-    default = llama_cpp.llama_model_default_params
-
-    def params():  # type: ignore[no-untyped-def]
-        p = default()
-        p.use_extra_bufts = False
-        return p
-
-    llama_mod.llama_cpp.llama_model_default_params = params  # type: ignore[attr-defined]
-
-
 def _tally(messages: list[str], lang: str) -> Counter[str]:
     return Counter({True: "in", False: "other", None: "unclear"}[written_in(m, lang)] for m in messages)
 
@@ -71,10 +54,7 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=6)
     ap.add_argument("--languages", default="de,fr,ja")
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
-    ap.add_argument("--no-extra-buffers", action="store_true")
     args = ap.parse_args()
-    if args.no_extra_buffers:
-        _no_extra_buffers()
     picked = [c for c in stratified(cases(["quixbugs", "humanevalfix", "secfix"], ["bug"], False))]
     picked = picked[: args.cases]
     langs = [x.strip() for x in args.languages.split(",") if x.strip()]

@@ -383,17 +383,12 @@ def test_cli_good_server(stub: Stub, make_repo, tmp_path: Path, capsys) -> None:
 # backend would without its workaround (bot/models/llama_cpp.py): the server is started with the same one.
 _SERVER_WITHOUT_AMX_REPACK = """
 import runpy, sys
-import llama_cpp.llama_cpp as lib
+import llama_cpp
 from bot.models.hardware import cpu_has_amx
-if cpu_has_amx():
-    default = lib.llama_model_default_params
-    def params():
-        p = default()
-        p.use_extra_bufts = False
-        return p
-    lib.llama_model_default_params = params
+from bot.models.llama_cpp import _model_params
 sys.argv[0] = "llama_cpp.server"
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+with _model_params(llama_cpp, extra_buffers=not cpu_has_amx()):
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
 
