@@ -340,9 +340,14 @@ class _Raw:
         self._rawData = attributes
 
 
-def _describe(exc: Any) -> str:
+def _message(exc: Any) -> str:
+    """The message GitHub sent with an error (its JSON `message`, else the body as text)."""
     data = getattr(exc, "data", None)
-    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    return str(data.get("message")) if isinstance(data, dict) else str(data or "")
+
+
+def _describe(exc: Any) -> str:
+    msg = _message(exc)
     return (
         f"GitHub refused a write ({exc.status}: {msg}); give the token `pull-requests: write` "
         "(a fork PR's token is read-only)"
@@ -350,8 +355,7 @@ def _describe(exc: Any) -> str:
 
 
 def _describe_limit(exc: Any, wait: float) -> str:
-    data = getattr(exc, "data", None)
-    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    msg = _message(exc)
     return (
         f"GitHub's rate limit for this token is used up ({exc.status}: {msg}); it allows calls again in "
         f"{wait:.0f} s (more than the {MAX_WAIT_SECONDS:.0f} s prereview waits in one go)"
@@ -359,8 +363,7 @@ def _describe_limit(exc: Any, wait: float) -> str:
 
 
 def _describe_gone(exc: Any, repo: str) -> str:
-    data = getattr(exc, "data", None)
-    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    msg = _message(exc)
     return (
         f"GitHub answered 404 ({msg}) to a write in {repo}: the pull request, comment or thread it "
         "targets no longer exists (deleted, or the PR closed), or the token cannot see the repository"
@@ -368,8 +371,7 @@ def _describe_gone(exc: Any, repo: str) -> str:
 
 
 def _describe_read(exc: Any, repo: str) -> str:
-    data = getattr(exc, "data", None)
-    msg = data.get("message") if isinstance(data, dict) else str(data or "")
+    msg = _message(exc)
     return (
         f"GitHub answered {exc.status} ({msg}) reading {repo}; check GITHUB_TOKEN, GITHUB_REPOSITORY "
         "and the pull request number"
