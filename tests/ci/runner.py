@@ -378,6 +378,15 @@ class Composite:
         shutil.rmtree(temp, ignore_errors=True)
         return JobResult(results, outputs, env)
 
+    def _cache_step(self, with_: dict[str, Any]) -> tuple[str, Path]:
+        """(key, folder) of an actions/cache step: one path, no restore-keys (the emulation's limits)."""
+        if with_.get("restore-keys"):
+            raise Unsupported("actions/cache restore-keys are not emulated")
+        paths = [p for p in str(with_["path"]).splitlines() if p.strip()]
+        if len(paths) != 1:
+            raise Unsupported("actions/cache with several paths is not emulated")
+        return str(with_["key"]), Path(os.path.expanduser(paths[0].replace("~", str(self.home), 1)))
+
     def _uses(
         self, step: dict[str, Any], context: dict[str, Any], posts: list[tuple[str, Path]], path: list[str]
     ) -> dict[str, str]:
@@ -400,26 +409,14 @@ class Composite:
                 path.insert(0, str(self.python.parent))
             return {"python-version": version, "python-path": str(self.python), "cache-hit": "false"}
         if name in ("actions/cache/restore", "actions/cache/save"):
-            if with_.get("restore-keys"):
-                raise Unsupported("actions/cache restore-keys are not emulated")
-            paths = [p for p in str(with_["path"]).splitlines() if p.strip()]
-            if len(paths) != 1:
-                raise Unsupported("actions/cache with several paths is not emulated")
-            target = Path(os.path.expanduser(paths[0].replace("~", str(self.home), 1)))
-            key = str(with_["key"])
+            key, target = self._cache_step(with_)
             if name.endswith("/save"):
                 self.cache.save(key, target)  # a missing path: a warning on GitHub, nothing saved
                 return {}
             hit = self.cache.restore(key, target)
             return {"cache-hit": "true" if hit else "false", "cache-primary-key": key}
         if name == "actions/cache":
-            if with_.get("restore-keys"):
-                raise Unsupported("actions/cache restore-keys are not emulated")
-            paths = [p for p in str(with_["path"]).splitlines() if p.strip()]
-            if len(paths) != 1:
-                raise Unsupported("actions/cache with several paths is not emulated")
-            target = Path(os.path.expanduser(paths[0].replace("~", str(self.home), 1)))
-            key = str(with_["key"])
+            key, target = self._cache_step(with_)
             hit = self.cache.restore(key, target)
             if not hit:
                 posts.append((key, target))
