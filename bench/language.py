@@ -29,7 +29,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from quality import cases, make_repo, stratified  # noqa: E402
 
 from bot.change import git  # noqa: E402
-from bot.change.diff import parse  # noqa: E402
 from bot.config import build  # noqa: E402
 from bot.findings import model_review, translate, walkthrough  # noqa: E402
 from bot.findings.language import written_in  # noqa: E402
@@ -87,7 +86,7 @@ def main() -> None:
                 raw = [f.message for f in review.findings]
                 pairs = {"findings": (raw, translate.translate(model(), raw, lang) if raw else [])}
                 seen.clear()
-                walkthrough.describe(change, parse(change.diff_text), model(), language=lang)
+                walkthrough.describe(change, change.diff, model(), language=lang)
                 pairs["walkthrough"] = seen[-1] if seen else ([], [])
                 for kind, (before, after) in pairs.items():
                     b, a = _tally(before, lang), _tally(after, lang)

@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot import config as config_mod  # noqa: E402
-from bot.change.diff import parse  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models.catalog import resolve  # noqa: E402
 from bot.models.llama_cpp import LlamaCppModel  # noqa: E402
@@ -170,7 +169,7 @@ def main() -> None:
             s = review.stats
             ideal = s.prompt_tokens / pp + s.completion_tokens / tg
             ideal_eval = rec.evaluated / pp + s.completion_tokens / tg
-            changed = sum(f.changed_lines for f in parse(change.diff_text).files)
+            changed = sum(f.changed_lines for f in change.diff.files)
             row = {
                 "case": spec,
                 "wall_s": round(wall, 2),

@@ -36,7 +36,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.change.diff import parse  # noqa: E402
 from bot.findings import analyze  # noqa: E402
 from bot.findings import chunks as context  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
@@ -139,7 +138,7 @@ TEST_DATA = ("json_testcases/",)  # quixbugs' test inputs: only its tests read t
 
 def strip_tests(repo: Path) -> Path:
     """The same two commits without the test files (and test data), as a new repo beside `repo`."""
-    from bot.evidence.testrun import is_test_path
+    from bot.evidence.detect import is_test_path
 
     out = repo.with_name(repo.name + "-no-tests")
     out.mkdir()
@@ -195,7 +194,7 @@ def run_baseline(
 ) -> tuple[list[Finding], dict[str, Any]]:
     """One prompt with the raw diff: no scanners, no enclosing-function context, no verification."""
     model: Model = lazy()
-    diff = parse(change.diff_text)
+    diff = change.diff
     schema = analyze.findings_schema()
     if prompt == "review":  # prereview's own system prompt, still one request on the raw diff
         system, user = analyze.system_prompt(), f"{change.diff_text}\nReturn the findings as JSON."

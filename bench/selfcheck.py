@@ -28,7 +28,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from quality import fetch, make_repo  # noqa: E402
 
 from bot.change import git  # noqa: E402
-from bot.change.diff import parse  # noqa: E402
 from bot.findings import analyze, merge  # noqa: E402
 from bot.pipeline import run as runner  # noqa: E402
 from bot.types import Finding  # noqa: E402
@@ -88,7 +87,7 @@ def main() -> None:
                 cwe=rec.get("cwe"),
                 quote=quote,
             )
-            code = merge.code_around(parse(change.diff_text), f, reader(repo, change.head_sha))
+            code = merge.code_around(change.diff, f, reader(repo, change.head_sha))
             after = merge.self_verify(f, model, code, system)
             ok = after.severity in STRONG
             total[true] += 1

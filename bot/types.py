@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .change.diff import Diff
 
 Severity = Literal["info", "low", "medium", "high", "critical"]
 SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
@@ -61,6 +65,19 @@ class ChangeRequest:
     # The pull request's own base when `base_sha` was moved to compare against a commit of the PR (an
     # incremental review's last reviewed head); "" = `base_sha` is that base. See `env_source`.
     pr_base_sha: str = ""
+
+    @cached_property
+    def diff(self) -> Diff:
+        """`diff_text` parsed, once per value (a `replace` with another diff_text parses its own)."""
+        from .change.diff import parse  # change/ builds on these records
+
+        return parse(self.diff_text)
+
+    def sharing_diff(self, other: ChangeRequest) -> ChangeRequest:
+        """This change, with `other`'s parsed diff when both have the same diff_text (no second parse)."""
+        if other.diff_text == self.diff_text and "diff" in other.__dict__:
+            self.__dict__["diff"] = other.__dict__["diff"]  # the cache of a frozen value, not a field
+        return self
 
     @property
     def env_source(self) -> EnvSource:

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..change.diff import Diff, parse
+from ..change.diff import Diff
 from ..config import Config
 from ..models import Model
 from ..pipeline.context import ReviewContext, assemble
@@ -83,7 +83,7 @@ def run(
     `read_head(path)` returns a file's text at the head commit (None if absent)."""
     ctx = ReviewContext(
         change=change,
-        diff=parse(change.diff_text),
+        diff=change.diff,
         cfg=cfg,
         model=model_factory,
         progress=progress or Quiet(),

@@ -16,7 +16,6 @@ from typing import Any
 
 from .. import config as config_mod
 from ..change import git, redact, sizecap
-from ..change.diff import parse as parse_diff
 from ..change.repo_secrets import RepoSecrets
 from ..config import Config
 from ..models import Model
@@ -110,14 +109,11 @@ def build_context(
     # parsed again (a secret in a file's text always stays out of the prompts).
     first = redact.for_change(change, raw_head, ())
     masked = first.change(change)
-    diff = parse_diff(masked.diff_text)
-    redactor = first.and_files(raw_head, [f.path for f in diff.files])  # the diff is not scanned again
-    safe_change = redactor.change(change)
-    if safe_change.diff_text != masked.diff_text:
-        diff = parse_diff(safe_change.diff_text)
+    redactor = first.and_files(raw_head, [f.path for f in masked.diff.files])  # the diff is not scanned again
+    safe_change = redactor.change(change).sharing_diff(masked)
     ctx = ReviewContext(
         change=safe_change,
-        diff=diff,
+        diff=safe_change.diff,
         cfg=cfg,
         model=model,
         progress=progress,
