@@ -30,13 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.change import git  # noqa: E402
-from bot.change.diff import parse  # noqa: E402
 from bot.config import Config  # noqa: E402
 from bot.evidence import testrun  # noqa: E402
+from bot.evidence.breakage import failure_excerpt  # noqa: E402
+from bot.evidence.detect import is_test_path  # noqa: E402
+from bot.evidence.runs import run_tests  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models.registry import create  # noqa: E402
 from bot.patches import agent  # noqa: E402
-from bot.patches.verify import PatchStage  # noqa: E402
+from bot.patches.verify import Patcher  # noqa: E402
 from bot.progress import Quiet  # noqa: E402
 from bot.types import ChangeRef  # noqa: E402
 
@@ -83,16 +85,13 @@ def run_case(dataset: str, case: str, model: Any, args: argparse.Namespace, tmp:
     )
     change = LocalForge().fetch(ChangeRef("local", str(repo)))
     t0 = time.monotonic()
-    stage = PatchStage(change, cfg, cache_dir=tmp / "cache")
-    stage.start()
+    runs = run_tests(change, cfg, cache_dir=tmp / "cache")
+    stage = Patcher(change, cfg, runs)
     row: dict[str, Any] = {"dataset": dataset, "case": case, "ok": False, "candidates": 0, "agent": False}
-    if stage.breakage is None or stage.runner is None or stage.head is None:
-        row.update(
-            error=f"tests not broken at head (head: {stage.head.summary() if stage.head else 'no run'})"
-        )
+    if runs.breakage is None or runs.runner is None or runs.head is None:
+        row.update(error=f"tests not broken at head (head: {runs.head.summary() if runs.head else 'no run'})")
         return row
-    diff = parse(change.diff_text)
-    finding = stage.breakage_findings(diff)[0]
+    finding = runs.breakage_findings(change)[0]
     row["localized"] = f"{finding.path}:{finding.line}"
     verdict = stage.fix(finding, lambda: model, Quiet(), time.monotonic() + args.budget)
     row["candidates"] = len(stage.verdicts)
@@ -104,15 +103,13 @@ def run_case(dataset: str, case: str, model: Any, args: argparse.Namespace, tmp:
         row["patch"] = {"start": verdict.patch.start, "new": verdict.patch.suggestion}
     elif args.agent_steps > 0:
         ws = agent.Workspace(testrun.export_tree(repo, change.head_sha, tmp / f"agent-{case}"))
-        task = (
-            f"{finding.message}\n\nFailing test output (end):\n{testrun.failure_excerpt(stage.head.output)}"
-        )
+        task = f"{finding.message}\n\nFailing test output (end):\n{failure_excerpt(runs.head.output)}"
         res = agent.run(
             model,
             ws,
-            stage.runner,
-            head=stage.head,
-            breakage=stage.breakage,
+            runs.runner,
+            head=runs.head,
+            breakage=runs.breakage,
             task=task,
             near=(finding.path, finding.line),
             max_steps=args.agent_steps,
@@ -122,7 +119,7 @@ def run_case(dataset: str, case: str, model: Any, args: argparse.Namespace, tmp:
     row["seconds"] = round(time.monotonic() - t0, 1)
     if files:
         row["ok"] = independent_check(repo, files, info["test_cmd"])
-        row["touches_tests"] = any(testrun.is_test_path(p) for p in files)
+        row["touches_tests"] = any(is_test_path(p) for p in files)
         row["ok"] = row["ok"] and not row["touches_tests"]
         # a patch that puts the changed lines back exactly as they were at base (an honest revert)
         row["restores_base"] = all(git.show(repo, change.base_sha, p) == t for p, t in files.items())

@@ -64,30 +64,29 @@ def command(
 def find_fix(change: Any, cfg: Any, model_factory: Any, progress: Any) -> tuple[dict[str, str] | None, str]:
     """({path: new text}, evidence); ({}, "") when nothing is broken; (None, "") when no fix was verified."""
     from ..change import git
-    from ..change.diff import parse
     from ..evidence import testrun
+    from ..evidence.runs import run_tests
     from ..patches import agent
-    from ..patches.verify import PatchStage
+    from ..patches.verify import Patcher
 
-    stage = PatchStage(change, cfg, cache_dir=testrun.default_cache_dir())
-    stage.start(progress)
-    for note in stage.notes:
+    runs = run_tests(change, cfg, cache_dir=testrun.default_cache_dir(), progress=progress)
+    for note in runs.notes:
         click.echo(f"note: {note}", err=True)
-    if stage.runner is None or stage.head is None or stage.base is None:
+    if runs.runner is None or runs.head is None or runs.base is None:
         raise PrereviewError(
             "no tests to run: set test_command in .prereview.yml (and tests must not be off)"
         )
-    if stage.breakage is None:
-        state = "passing" if stage.head.ok else "failing at base too"
+    if runs.breakage is None:
+        state = "passing" if runs.head.ok else "failing at base too"
         click.echo(
-            f"tests: head {stage.head.summary()} ({state}); the change breaks no test, nothing to fix",
+            f"tests: head {runs.head.summary()} ({state}); the change breaks no test, nothing to fix",
             err=True,
         )
         return {}, ""
-    diff = parse(change.diff_text)
-    finding = stage.breakage_findings(diff)[0]
+    finding = runs.breakage_findings(change)[0]
     click.echo(f"broken: {finding.path}:{finding.line}: {finding.message}", err=True)
     deadline = time.monotonic() + cfg.patches.budget_seconds
+    stage = Patcher(change, cfg, runs)
     verdict = stage.fix(finding, model_factory, progress, deadline)
     if verdict is not None:
         text = git.show(change.workdir, change.head_sha, verdict.patch.path) or ""
@@ -101,14 +100,14 @@ def find_fix(change: Any, cfg: Any, model_factory: Any, progress: Any) -> tuple[
         ws = agent.Workspace(testrun.export_tree(change.workdir, change.head_sha, Path(tmp) / "work"))
         task = (
             f"{finding.message}\n\nThe change (diff):\n{change.diff_text[:3000]}\n\n"
-            f"Failing test output (end):\n{stage.head.output[-1500:]}"
+            f"Failing test output (end):\n{runs.head.output[-1500:]}"
         )
         result = agent.run(
             model_factory(),
             ws,
-            stage.runner,
-            head=stage.head,
-            breakage=stage.breakage,
+            runs.runner,
+            head=runs.head,
+            breakage=runs.breakage,
             task=task,
             near=(finding.path, finding.line),
             max_steps=cfg.patches.agent_steps,

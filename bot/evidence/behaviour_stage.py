@@ -2,11 +2,16 @@
 in the tests stage's runs, and generated calls for what the tests do not reach), differences judged into
 findings (bugs) and `Review.behaviour` entries (intended). See bot/evidence/behaviour/.
 
-The engine is made once per review (`evidence_for`) and left in `ctx.shared["behaviour"]`: the tests stage
-loads its tracer into the test runs it starts, and the patches stage asks it to check patches of its
-findings."""
+The engine is made once per review (`evidence_for`, kept in `ctx.behaviour_engine`) before the test runs
+start: the tests stage loads its tracer into them. The stage reads the tests stage's `ctx.tests` and
+leaves a `BehaviourResult` (`ctx.behaviour_result`): what it compared, and the re-check the patches stage
+applies to patches of its findings."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..change.repo_secrets import MaskedPrompts
 from ..models.base import Model
@@ -14,19 +19,30 @@ from ..pipeline.context import ReviewContext
 from ..types import Finding
 from .behaviour.engine import BehaviourEvidence
 
+Check = Callable[[Path], tuple[bool, str]]  # a patched head tree -> (ok, evidence or reason)
+
+
+@dataclass(frozen=True)
+class BehaviourResult:
+    """What the behaviour stage leaves for the stages after it and the summary."""
+
+    compared: int  # changed callables compared at base and head (0 without a sandbox)
+    ran: bool  # False: there were callables to compare and no sandbox to run them in
+    recheck: Callable[[Finding], Check | None]  # a finding -> the check a patch of it must pass
+
 
 def evidence_for(ctx: ReviewContext) -> BehaviourEvidence | None:
     """The review's behaviour engine; None when the stage is off or there is nothing to compare. It looks
     at the review's selection of files (pipeline/selection.py): not at vendored, generated or excluded
     files, nor at files over review.max_file_lines (coverage lists them)."""
-    if "behaviour" not in ctx.shared:
-        ctx.shared["behaviour"] = (
+    if not ctx.behaviour_prepared:
+        ctx.behaviour_prepared = True
+        ctx.behaviour_engine = (
             BehaviourEvidence.prepare(ctx.change, ctx.cfg, ctx.selection().diff, ctx.read_base, ctx.read_head)
             if ctx.cfg.behaviour.enabled
             else None
         )
-    engine = ctx.shared["behaviour"]
-    return engine if isinstance(engine, BehaviourEvidence) else None
+    return ctx.behaviour_engine
 
 
 class BehaviourStage:
@@ -43,8 +59,17 @@ class BehaviourStage:
         def model() -> Model:  # the judge's prompts quote runtime text: the repository's secrets masked
             return MaskedPrompts(ctx.model(), ctx.mask_runtime)
 
-        out = engine.run(findings, tests=ctx.shared.get("tests"), model=model, progress=ctx.progress)
+        out = engine.run(findings, tests=ctx.tests, model=model, progress=ctx.progress)
         ctx.behaviour += engine.changes
         ctx.notes += engine.all_notes()
         ctx.usage.seconds_model += engine.seconds_model
+        ctx.behaviour_result = result_of(engine)
         return out
+
+
+def result_of(engine: BehaviourEvidence) -> BehaviourResult:
+    """The engine, after its run, as the record the later stages read."""
+    skipped = {s.split(" (", 1)[0] for s in engine.skipped}
+    compared = 0 if engine.sandbox is None else sum(1 for c in engine.targets if c.qualname not in skipped)
+    ran = not (engine.targets and engine.sandbox is None)
+    return BehaviourResult(compared, ran, engine.patch_check)

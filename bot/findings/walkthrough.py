@@ -184,21 +184,6 @@ def _in_language(w: Walkthrough, model: Model, language: str) -> Walkthrough:
     )
 
 
-def behaviour_of(shared: dict[str, Any]) -> tuple[str, ...]:
-    """Hook for behaviour evidence: the behaviour stage (evidence/behaviour/) leaves what it observed in
-    `ctx.shared["behaviour"]` — one-line strings, or records with a `summary` or `message` — and the
-    walkthrough lists them as they are (never through the model)."""
-    items = shared.get("behaviour") or ()
-    out = []
-    for item in items if isinstance(items, (list, tuple)) else ():
-        text = (
-            item if isinstance(item, str) else getattr(item, "summary", None) or getattr(item, "message", "")
-        )
-        if str(text).strip():
-            out.append(" ".join(str(text).split()))
-    return tuple(out)
-
-
 def observed_behaviour(changes: Any) -> tuple[str, ...]:
     """The behaviour stage's intended changes (`ctx.behaviour`: BehaviourChange) as one line each."""
     return tuple(f"{c.call} in {c.path}: {c.before} → {c.after}" for c in changes or ())
@@ -218,12 +203,12 @@ class WalkthroughStage:
 
         meter = Meter(ctx.model)
         try:
-            ctx.shared["walkthrough"] = describe(
+            ctx.walkthrough = describe(
                 ctx.change,
                 ctx.diff,
                 meter(),
                 language=ctx.cfg.review.language,
-                behaviour=behaviour_of(ctx.shared) + observed_behaviour(getattr(ctx, "behaviour", ())),
+                behaviour=observed_behaviour(ctx.behaviour),
             )
         except ModelError as exc:
             ctx.notes.append(f"No walkthrough: the model failed ({exc}).")

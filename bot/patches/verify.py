@@ -5,37 +5,32 @@ the tests the change broke pass again. Kept patches become the finding's `sugges
 `verified=True` and the evidence ("tests: 6 passed, was 5 failed"). Nothing unverified is offered as
 a fix.
 
-`PatchStage` is the engine behind the pipeline's tests and patches stages (evidence/tests_stage.py,
-patches/stage.py) and `prereview fix`: tests at base and head (-> findings for what the change broke),
-then propose -> verify for those findings and for the model's own findings.
+`Patcher` is the engine behind the patches stage (patches/stage.py) and `prereview fix`: it takes the
+review's `TestRuns` (evidence/runs.py) and proposes -> verifies patches for the tests the change broke
+and for the model's own findings; an optional re-check (behaviour evidence) is one more condition.
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import fsguard
 from ..change import git
-from ..change.diff import Diff, FileDiff, edit_at, parse
+from ..change.diff import FileDiff, edit_at
 from ..config import Config
-from ..evidence import flaky, projectenv, testrun
-from ..evidence.pininstall import failing_pin
-from ..evidence.testrun import Breakage, TestRun, TestRunner
+from ..evidence import testrun
+from ..evidence.breakage import Breakage, deleted_after, failure_excerpt
+from ..evidence.detect import is_test_path
+from ..evidence.runs import TestRuns
+from ..evidence.testrun import TestRun, TestRunner
 from ..models import Model
-from ..progress import Progress, Quiet
-from ..sandbox import Sandbox
-from ..sandbox import create as create_sandbox
-from ..types import ChangeRequest, Finding, PrereviewError, severity_rank
+from ..progress import Progress
+from ..types import ChangeRequest, Finding, severity_rank
 from . import propose
-
-if TYPE_CHECKING:
-    from ..evidence.behaviour.engine import BehaviourEvidence
 
 
 @dataclass(frozen=True)
@@ -87,7 +82,7 @@ def verify(
     breakage: Breakage | None,
     check: Callable[[Path], tuple[bool, str]] | None = None,
 ) -> Verdict:
-    if testrun.is_test_path(patch.path):
+    if is_test_path(patch.path):
         return Verdict(patch, False, "the patch edits a test file")
     text = git.show(repo, head_sha, patch.path)
     if text is None:
@@ -124,178 +119,31 @@ def as_suggestion(finding: Finding, verdict: Verdict) -> Finding:
 
 
 ModelFactory = Callable[[], Model]
+Check = Callable[[Path], tuple[bool, str]]  # a patched head tree -> (ok, evidence or reason)
+Recheck = Callable[[Finding], "Check | None"]  # a finding -> the extra check a patch of it must pass
 
 
 @dataclass
-class PatchStage:
-    """Tests at base/head -> findings for what broke; then propose -> verify patches within a budget."""
+class Patcher:
+    """Propose -> verify patches for the findings a patch can fix, against the review's test runs and
+    within a budget. `recheck` gives the extra check a finding's patch must pass (behaviour evidence: the
+    patched head gives base's results again on the finding's examples)."""
 
     change: ChangeRequest
     cfg: Config
-    cache_dir: Path | None = None
+    runs: TestRuns
+    recheck: Recheck | None = None
     read_for_prompt: Callable[[str], str | None] | None = None  # file text as prompts may show it (redacted)
-    sandbox: Sandbox | None = None
     notes: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)  # every candidate tried, for logs and benches
-    runner: TestRunner | None = None
-    behaviour: BehaviourEvidence | None = None  # traces the test runs; checks patches of its findings
-    base: TestRun | None = None
-    head: TestRun | None = None
-    breakage: Breakage | None = None
-    diff: Diff | None = None  # the change's parsed diff, when the pipeline already has it
-    env_dir: Path | None = None  # where project environments are built (default: beside cache_dir)
-    env: projectenv.ProjectEnv | None = None
-    unusable: str | None = None  # why the tests gave no evidence (environment failed, base tested nothing)
-    seconds: dict[str, float] = field(default_factory=dict)  # per step: "env", "tests"
-    _started: bool = False
-
-    def start(self, progress: Progress | None = None) -> None:
-        """Detect the test command and run it at base and head (once)."""
-        if self._started:
-            return
-        self._started = True
-        progress = progress or Quiet()
-        repo = self.change.workdir
-        if repo is None or self.cfg.tests == "off":
-            return
-        argv = testrun.detect_at(repo, self.change.head_sha, self.cfg)
-        if argv is None:
-            return
-        try:
-            self.sandbox = self.sandbox or create_sandbox(self.cfg.sandbox)
-        except PrereviewError as exc:
-            self.notes.append(f"tests not run: {exc}")
-            return
-        if self.sandbox.warning:
-            self.notes.append(self.sandbox.warning)
-        env = self.env = projectenv.resolve(
-            argv,
-            cfg=self.cfg,
-            repo=repo,
-            source=self.change.env_source,
-            head_sha=self.change.head_sha,
-            sandbox_name=self.sandbox.name,
-            env_dir=self.env_dir or projectenv.default_env_dir(self.cache_dir),
-            progress=progress,
-        )
-        self.seconds["env"] = env.seconds
-        self.notes += env.notes
-        if env.error is not None:
-            self.unusable = f"could not build the test environment: {env.error}"
-            self.notes.append(f"Tests not run: {self.unusable}; {projectenv.fix_for(argv)}.")
-            return
-        self.sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
-        budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
-        timeout = min(self.cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
-        self.runner = TestRunner(self.sandbox, argv, timeout, self.cache_dir, env=env)
-        bounds = getattr(self.sandbox, "bounds", "")
-        progress.message(
-            f"running tests at base and head: {' '.join(env.argv)} ({self.sandbox.name} sandbox; "
-            + (f"{bounds}; " if bounds else "")
-            + f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
-        )
-        hook = self.behaviour.trace_hook(argv) if self.behaviour is not None else None
-        t0, why = time.monotonic(), None
-        try:  # with the behaviour tracer loaded when there is one: still one run per side
-            self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
-            why = projectenv.unusable(self.base)
-            pinned = any(re.search(r"==|~=|<", r) for r in _requirements(env)) and not any(
-                "without their pins" in n for n in env.notes
-            )
-            if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run
-                why = self._unpinned(argv, repo, why, hook, progress)
-            if why is None:
-                self.head = self.runner.at_commit(repo, self.change.head_sha, hook)
-        except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
-            self.notes.append(f"tests not run: {exc}")
-            self.runner = self.base = self.head = None
-            return
-        finally:
-            self.seconds["tests"] = round(time.monotonic() - t0, 2)
-        self.notes += [f"tests: {n}" for n in self.runner.notes]  # read-backs refused or cut
-        if why is not None:  # nothing to compare against, nothing to verify a patch with
-            self.unusable = why
-            self.notes.append(projectenv.cannot_test_note(why, argv=argv))
-            progress.message(f"tests: base unusable ({why}); {self.seconds['tests']:.1f}s")
-            self.runner = self.head = None
-            return
-        assert self.head is not None
-        self.breakage = testrun.compare(self.base, self.head)
-        if self.breakage is not None:  # a test that flips on a rerun is flaky, never a finding
-            budget = max(30.0, self.cfg.tests.budget_seconds - env.seconds - self.seconds["tests"])
-            checked = flaky.recheck(
-                self.runner,
-                repo,
-                self.change.base_sha,
-                self.change.head_sha,
-                self.breakage,
-                self.diff,
-                budget=budget,
-            )
-            self.breakage, self.seconds["reruns"] = checked.breakage, checked.seconds
-            self.notes += checked.notes
-        progress.message(
-            f"tests: base {self.base.summary()}; head {self.head.summary()} "
-            f"(environment {env.seconds:.1f}s, tests {self.seconds['tests']:.1f}s)"
-        )
-
-    def _unpinned(
-        self, argv: list[str], repo: Path, why: str, hook: testrun.RunHook | None, progress: Progress
-    ) -> str | None:
-        """The base run tested nothing with the pinned test requirements (pytest 6 on Python 3.11): the
-        same requirements without their versions, once. None when that run is usable (and is used)."""
-        assert self.runner is not None and self.env is not None
-        env = projectenv.resolve(
-            argv,
-            cfg=self.cfg,
-            repo=repo,
-            source=self.change.env_source,
-            head_sha=self.change.head_sha,
-            sandbox_name=self.sandbox.name if self.sandbox is not None else "",
-            env_dir=self.env_dir or projectenv.default_env_dir(self.cache_dir),
-            progress=progress,
-            unpinned=True,
-        )
-        self.seconds["env"] = self.seconds.get("env", 0.0) + env.seconds
-        if env.error is not None:
-            return why
-        assert self.sandbox is not None
-        sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
-        runner = TestRunner(sandbox, argv, self.runner.timeout, self.cache_dir, env=env)
-        base = runner.at_commit(repo, self.change.base_sha, hook)
-        if projectenv.unusable(base) is not None:
-            return why
-        pin = failing_pin(self.base.output if self.base else "", _requirements(self.env))
-        self.env, self.runner, self.base, self.sandbox = env, runner, base, sandbox
-        self.notes.append(
-            "Test environment: the tests did not run with the pinned test requirements ("
-            + (f"`{pin}`: " if pin else "")
-            + f"{why}); installed them without their pins instead."
-        )
-        return None
-
-    def breakage_findings(self, diff: Diff) -> list[Finding]:
-        """extra_findings hook: one finding for the tests the change breaks."""
-        self.start()
-        if self.breakage is None or self.change.workdir is None:
-            return []
-        path, _ = testrun.localize(self.breakage, diff)
-        text = git.show(self.change.workdir, self.change.head_sha, path)
-        return [testrun.breakage_finding(self.breakage, diff, text)]
 
     def post_findings(
-        self,
-        change: ChangeRequest,
-        diff: Diff,
-        findings: list[Finding],
-        model_factory: ModelFactory,
-        cfg: Config,
-        progress: Progress,
+        self, findings: list[Finding], model_factory: ModelFactory, progress: Progress
     ) -> list[Finding]:
-        """post_findings hook: attach verified suggestions to the findings a patch can fix, within
-        patches.budget_seconds from here; a note names the findings the budget left without a try."""
-        self.start(progress)
-        if not cfg.patches.enabled or self.runner is None or self.head is None or change.workdir is None:
+        """Attach verified suggestions to the findings a patch can fix, within patches.budget_seconds from
+        here; a note names the findings the budget left without a try."""
+        runs, cfg = self.runs, self.cfg
+        if not cfg.patches.enabled or runs.runner is None or runs.head is None or self.change.workdir is None:
             return findings
         deadline = time.monotonic() + cfg.patches.budget_seconds
         out, fixed_lines = [], set()
@@ -305,7 +153,7 @@ class PatchStage:
                 out.append(f)
                 continue
             if time.monotonic() > deadline:
-                if _fixable(f, self.breakage):
+                if _fixable(f, runs.breakage):
                     late.append(f)
                 out.append(f)
                 continue
@@ -329,27 +177,22 @@ class PatchStage:
         self, f: Finding, model_factory: ModelFactory, progress: Progress, deadline: float
     ) -> Verdict | None:
         """Propose up to k candidates for one finding; the first verified one wins."""
-        assert self.runner is not None and self.head is not None and self.change.workdir is not None
-        if not _fixable(f, self.breakage):
+        runner, head = self.runs.runner, self.runs.head
+        assert runner is not None and head is not None and self.change.workdir is not None
+        if not _fixable(f, self.runs.breakage):
             return None
         read = self.read_for_prompt or (lambda p: git.show(self.change.workdir, self.change.head_sha, p))  # type: ignore[arg-type]
         text = read(f.path)
         if text is None:
             return None
         broke = f.rule_id == "tests/broken"
-        problem = propose.Problem(
-            f.path, f.line, f.message, testrun.failure_excerpt(self.head.output) if broke else ""
-        )
-        if self.diff is None:
-            self.diff = parse(self.change.diff_text)
-        fd = self.diff.file(f.path)
+        problem = propose.Problem(f.path, f.line, f.message, failure_excerpt(head.output) if broke else "")
+        fd = self.change.diff.file(f.path)
         hint = _deleted_hint(fd, f)
         removed, added = edit_at(fd, f.line) if fd else ((), ())
         problem = replace(problem, hint=hint, gap=bool(hint), removed=removed, added=added)
-        breakage = self.breakage if broke else None
-        check = (
-            self.behaviour.patch_check(f) if self.behaviour is not None and f.source == "behaviour" else None
-        )
+        breakage = self.runs.breakage if broke else None
+        check = self.recheck(f) if self.recheck is not None else None
         model = model_factory()
         tested: dict[propose.Patch, Verdict] = {}
         feedback = lambda p: tested[p].reason  # noqa: E731
@@ -359,7 +202,7 @@ class PatchStage:
         ):
             # a verification runs the tests once more, about as long as head's run took: one that would end
             # past the deadline is not started
-            if time.monotonic() + self.head.seconds > deadline:
+            if time.monotonic() + head.seconds > deadline:
                 late = True
                 break
             progress.message(f"verifying patch candidate {i} for {f.path}:{f.line}")
@@ -367,8 +210,8 @@ class PatchStage:
                 patch,
                 repo=self.change.workdir,
                 head_sha=self.change.head_sha,
-                runner=self.runner,
-                head=self.head,
+                runner=runner,
+                head=head,
                 breakage=breakage,
                 check=check,
             )
@@ -385,22 +228,14 @@ class PatchStage:
         return None
 
 
-def _requirements(env: projectenv.ProjectEnv) -> list[str]:
-    """A built venv's requirement lines (what its pins were)."""
-    try:
-        return (Path(env.argv[0]).parent.parent / "requirements.txt").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-
-
 def _deleted_hint(fd: FileDiff | None, f: Finding) -> str:
-    if fd is not None and testrun.deleted_after(fd, f.line):
+    if fd is not None and deleted_after(fd, f.line):
         return "The change removed code right below that line: the fix may need to add a line there."
     return ""
 
 
 def _fixable(f: Finding, breakage: Breakage | None) -> bool:
-    if testrun.is_test_path(f.path) or not f.in_diff or f.side != "RIGHT":
+    if is_test_path(f.path) or not f.in_diff or f.side != "RIGHT":
         return False
     if f.rule_id == "tests/broken":
         return breakage is not None

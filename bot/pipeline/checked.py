@@ -6,10 +6,13 @@ tests that gave no evidence, a behaviour comparison without a sandbox are left o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..types import Finding
 from .context import ReviewContext
+
+if TYPE_CHECKING:
+    from ..evidence.runs import TestRuns
 
 _SCANNERS = {"secrets": "secrets", "bandit": "bandit", "patterns": "semgrep rules"}
 
@@ -26,10 +29,10 @@ def checked(ctx: ReviewContext, findings: list[Finding]) -> tuple[str, ...]:
         ]
         if ran:
             out.append(f"security scanners ({', '.join(ran)})")
-    tests = _tests(ctx.shared.get("tests"))
+    tests = _tests(ctx.tests)
     if tests:
         out.append(tests)
-    compared = _compared(ctx.shared.get("behaviour"))
+    compared = ctx.behaviour_result.compared if ctx.behaviour_result is not None else 0
     if compared:
         out.append(f"behaviour of {compared} changed function(s) before and after, on the same inputs")
     verified = sum(1 for f in findings if f.verified and f.suggestion is not None)
@@ -38,15 +41,7 @@ def checked(ctx: ReviewContext, findings: list[Finding]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _tests(engine: Any) -> str:
-    base, head = getattr(engine, "base", None), getattr(engine, "head", None)
-    if base is None or head is None or getattr(engine, "unusable", None) is not None:
+def _tests(runs: TestRuns | None) -> str:
+    if runs is None or runs.base is None or runs.head is None or runs.unusable is not None:
         return ""
-    return f"the project's tests at base ({base.summary()}) and head ({head.summary()})"
-
-
-def _compared(engine: Any) -> int:
-    if engine is None or getattr(engine, "sandbox", None) is None:
-        return 0
-    skipped = {s.split(" (", 1)[0] for s in getattr(engine, "skipped", [])}
-    return sum(1 for c in getattr(engine, "targets", []) if getattr(c, "qualname", "") not in skipped)
+    return f"the project's tests at base ({runs.base.summary()}) and head ({runs.head.summary()})"

@@ -1,7 +1,8 @@
 """One review's shared state: the change (secrets masked), its diff parsed once, readers, config, model.
 
 Built once per review by `pipeline.run.review_change` and handed to every stage in turn. Stages read
-what they need from it and add what they learn (notes, coverage, usage, timings, test runs); findings
+what they need from it and add what they learn (notes, coverage, usage, timings, and each stage's
+typed result: test runs, behaviour, walkthrough); findings
 flow separately, from stage to stage, so each stage's effect on them is explicit.
 """
 
@@ -11,14 +12,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..change.diff import Diff
 from ..config import Config
 from ..models import Model
 from ..progress import Progress
-from ..types import BehaviourChange, ChangeRequest, Coverage, Finding, Review, Skipped, Stats
+from ..types import BehaviourChange, ChangeRequest, Coverage, Finding, Review, Skipped, Stats, Walkthrough
 from .selection import Selection, select
+
+if TYPE_CHECKING:  # the stages' own records; the stages import this module
+    from ..evidence.behaviour.engine import BehaviourEvidence
+    from ..evidence.behaviour_stage import BehaviourResult
+    from ..evidence.runs import TestRuns
 
 FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
@@ -55,7 +61,13 @@ class ReviewContext:
     behaviour: list[BehaviourChange] = field(default_factory=list)  # intended changes (behaviour stage)
     usage: Usage = field(default_factory=Usage)
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> wall seconds
-    shared: dict[str, Any] = field(default_factory=dict)  # results one stage leaves for later ones
+    # what one stage leaves for the later ones, each a typed record (data flows one way, in stage order)
+    tests: TestRuns | None = None  # the tests stage's runs at base and head
+    behaviour_engine: BehaviourEvidence | None = None  # prepared once, before the test runs (its tracer)
+    behaviour_prepared: bool = False
+    behaviour_result: BehaviourResult | None = None  # what the behaviour stage compared; its re-check
+    walkthrough: Walkthrough | None = None  # the walkthrough stage's
+    _selection: Selection | None = field(default=None, repr=False)
     started: float = field(default_factory=time.monotonic)
 
     def head_lines(self, path: str) -> list[str] | None:
@@ -64,13 +76,11 @@ class ReviewContext:
 
     def selection(self) -> Selection:
         """The files every stage looks at (pipeline/selection.py), chosen once per review."""
-        if "selection" not in self.shared:
-            self.shared["selection"] = select(
+        if self._selection is None:
+            self._selection = select(
                 self.diff, self.cfg.review, lambda p: None if (t := self.head_lines(p)) is None else len(t)
             )
-        sel = self.shared["selection"]
-        assert isinstance(sel, Selection)
-        return sel
+        return self._selection
 
     def charge(self, stage: str, work: Background) -> None:
         """Count a stage's background work in its seconds: the pipeline times the stage's foreground,
@@ -132,7 +142,7 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
         coverage=Coverage(reviewed=ctx.reviewed, skipped=tuple(ctx.skipped)),
         notes=tuple(ctx.notes) + _no_checkout_note(ctx),
         behaviour=tuple(ctx.behaviour),
-        walkthrough=ctx.shared.get("walkthrough"),
+        walkthrough=ctx.walkthrough,
         unchecked=_unchecked(ctx),
     )
 
@@ -140,18 +150,15 @@ def assemble(ctx: ReviewContext, findings: list) -> Review:
 def _unchecked(ctx: ReviewContext) -> tuple[str, ...]:
     """The sources this review could not run (their earlier findings must not be resolved)."""
     out = []
-    if getattr(ctx.shared.get("tests"), "head", None) is None:  # no test run at head
+    if ctx.tests is None or ctx.tests.head is None:  # no test run at head
         out.append("tests")
-    behaviour = ctx.shared.get("behaviour")
-    if behaviour is None or (
-        getattr(behaviour, "targets", None) and getattr(behaviour, "sandbox", None) is None
-    ):
+    if ctx.behaviour_result is None or not ctx.behaviour_result.ran:
         out.append("behaviour")
     return tuple(out)
 
 
 def _no_checkout_note(ctx: ReviewContext) -> tuple[str, ...]:
-    if ctx.change.workdir is not None or (ctx.cfg.tests == "off" and not ctx.cfg.behaviour.enabled):
+    if ctx.change.workdir is not None or (not ctx.cfg.tests.enabled and not ctx.cfg.behaviour.enabled):
         return ()
     return (
         "No checkout of the head commit here (a comment command's workflow checks out the default branch): "

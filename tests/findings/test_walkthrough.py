@@ -13,9 +13,9 @@ from bot.change.diff import parse
 from bot.config import build
 from bot.findings.walkthrough import (
     WalkthroughStage,
-    behaviour_of,
     describe,
     describe_change,
+    observed_behaviour,
     walkthrough_schema,
 )
 from bot.forges.local import LocalForge
@@ -23,7 +23,7 @@ from bot.models.scripted import ScriptedModel
 from bot.pipeline import run as runner
 from bot.render.markdown import summary
 from bot.render.walkthrough import END, START, block_in, walkthrough_markdown, with_block
-from bot.types import ChangeRef, Walkthrough
+from bot.types import BehaviourChange, ChangeRef, Walkthrough
 
 DIFF = (
     "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,3 @@\n x = 1\n+y = 2\n z = 3\n"
@@ -124,11 +124,9 @@ def test_review_walkthrough_true_adds_it_to_the_summary_with_behaviour_evidence(
     assert "#### Walkthrough" in summary(review) and "| `a.py` | y = 2 |" in summary(review)
     off = build({"model": {"backend": "scripted"}, "tests": "off"}, env={})
     assert runner.review_change(change, off, model=lambda: ScriptedModel()).walkthrough is None
-    # the hook for behaviour evidence: strings or records with a summary
-    assert behaviour_of({"behaviour": ["f(0) was 0, now raises", type("B", (), {"summary": "g ok"})()]}) == (
-        "f(0) was 0, now raises",
-        "g ok",
-    )
+    # the behaviour stage's intended changes, one line each
+    seen = BehaviourChange("m.py", 3, "m.f", "f(0)", "0", "1")
+    assert observed_behaviour([seen]) == ("f(0) in m.py: 0 → 1",)
     w = Walkthrough("s", behaviour=("f(0) was 0, now raises",))
     assert "**Behaviour changes**" in walkthrough_markdown(w)
 

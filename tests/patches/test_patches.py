@@ -13,7 +13,8 @@ import yaml
 from click.testing import CliRunner
 
 from bot.cli.root import cli
-from bot.evidence.testrun import Breakage, TestRun
+from bot.evidence.breakage import Breakage
+from bot.evidence.testrun import TestRun
 from bot.models import Completion
 from bot.patches import propose
 from bot.patches.verify import judge
@@ -518,7 +519,6 @@ def test_real_model_patch_round_trip_shapes(bench_repo, test_model_path, tmp_pat
     from bot.findings.rank import RankStage
     from bot.forges.local import LocalForge
     from bot.patches.stage import PatchesStage
-    from bot.patches.verify import PatchStage
     from bot.pipeline.run import LazyModel, review_change
     from bot.progress import Collect
     from bot.types import ChangeRef
@@ -530,14 +530,21 @@ def test_real_model_patch_round_trip_shapes(bench_repo, test_model_path, tmp_pat
         patches={"candidates": 1},
     )
     change = LocalForge().fetch(ChangeRef("local", case["repo"]))
-    stage = PatchStage(change, cfg, cache_dir=tmp_path / "cache")
-    stages = [TestsStage(stage), PatchesStage(), RankStage()]  # the tests and patches stages alone
-    review = review_change(change, cfg, model=LazyModel(cfg, Collect()), progress=Collect(), stages=stages)
+    patches = PatchesStage()
+    stages = [TestsStage(), patches, RankStage()]  # the tests and patches stages alone
+    review = review_change(
+        change,
+        cfg,
+        model=LazyModel(cfg, Collect()),
+        progress=Collect(),
+        stages=stages,
+        cache_dir=tmp_path / "cache",
+    )
     assert [f.rule_id for f in review.findings] == ["tests/broken"]
     f = review.findings[0]
     assert (f.path, f.line) == ("python_programs/gcd.py", 5)
-    assert len(stage.verdicts) <= 1
-    for v in stage.verdicts:
+    assert len(patches.verdicts) <= 1
+    for v in patches.verdicts:
         assert v.patch.path == "python_programs/gcd.py" and isinstance(v.ok, bool) and v.reason
     if f.verified:
         assert f.suggestion and f.evidence and f.evidence.startswith("tests: ")
@@ -560,40 +567,39 @@ def test_the_patches_stage_counts_its_model_requests_in_the_review_usage(make_re
     """stats.prompt_tokens/completion_tokens/seconds_model include proposals (not only the review's)."""
     from bot.change.diff import parse
     from bot.config import Config
+    from bot.evidence.runs import TestRuns
+    from bot.evidence.testrun import TestRun
     from bot.forges.local import LocalForge
-    from bot.models import Message
     from bot.models.scripted import ScriptedModel
     from bot.patches.stage import PatchesStage
-    from bot.patches.verify import PatchStage
     from bot.pipeline.context import ReviewContext
     from bot.progress import Quiet
-    from bot.types import ChangeRef
+    from bot.types import ChangeRef, Finding
 
     change = LocalForge().fetch(ChangeRef("local", str(make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"}))))
-    cfg = Config(model={"backend": "scripted"})
-    model = ScriptedModel({"replies": [], "default": {"faulty": "x = 2", "fixed": "x = 3"}})
+    cfg = Config(model={"backend": "scripted"}, patches={"budget_seconds": 300})
     asked = []
 
-    class Proposing(PatchStage):  # what post_findings does with the factory: propose, agent steps
-        def post_findings(self, change, diff, findings, model_factory, cfg, progress):  # type: ignore[override]
-            for _ in range(2):
-                asked.append(
-                    model_factory().complete([Message("user", "Fix line 1 of a.py.")], max_tokens=32)
-                )
-            return findings
+    class Recording(ScriptedModel):
+        def complete(self, messages, **kw):  # type: ignore[no-untyped-def]
+            asked.append(super().complete(messages, **kw))
+            return asked[-1]
 
+    model = Recording({"replies": [], "default": {"faulty": "x = 2", "fixed": "x = 3"}})
     ctx = ReviewContext(
         change=change,
         diff=parse(change.diff_text),
         cfg=cfg,
         model=lambda: model,
         progress=Quiet(),
-        read_head=lambda p: None,
+        read_head=lambda p: "x = 2\n",
         read_base=lambda p: None,
     )
-    ctx.shared["tests"] = Proposing(change, cfg)
-    PatchesStage().run(ctx, [])
-    assert len(asked) == 2 and all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in asked)
+    # head's run took 1,000 s: the proposal is made, no verification starts (the runner is a stub)
+    head = TestRun(command=("pytest",), returncode=0, passed=1, seconds=1000.0)
+    ctx.tests = TestRuns(runner=object(), head=head)  # type: ignore[arg-type]
+    PatchesStage().run(ctx, [Finding("a.py", 1, "x should be 3", category="bug", severity="medium")])
+    assert asked and all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in asked)
     assert ctx.usage.prompt_tokens == sum(c.prompt_tokens for c in asked)
     assert ctx.usage.completion_tokens == sum(c.completion_tokens for c in asked)
     assert ctx.usage.seconds_model == pytest.approx(sum(c.seconds for c in asked))

@@ -10,10 +10,11 @@ from pathlib import Path
 from bot.config import build
 from bot.evidence.behaviour.engine import BehaviourEvidence
 from bot.evidence.behaviour_stage import evidence_for
+from bot.evidence.runs import TestRuns
 from bot.forges.local import LocalForge
 from bot.models import Completion
 from bot.patches import propose
-from bot.patches.verify import PatchStage
+from bot.patches.verify import Patcher
 from bot.pipeline.run import build_context
 from bot.progress import Quiet
 from bot.types import ChangeRef, Finding
@@ -90,10 +91,10 @@ def test_patches_past_their_budget_name_the_findings_not_tried(make_repo) -> Non
     repo = make_repo({"m.py": "x = 1\n"}, {"m.py": "".join(f"x{i} = {i}\n" for i in range(12))})
     change = _change(repo)
     cfg = build({"patches": {"budget_seconds": 0.000001}}, env={})
-    stage = PatchStage(change, cfg, runner=object(), head=object(), _started=True)  # type: ignore[arg-type]
+    stage = Patcher(change, cfg, TestRuns(runner=object(), head=object()))  # type: ignore[arg-type]
     findings = [Finding("m.py", i, f"bug {i}", category="bug", severity="medium") for i in range(1, 11)]
     model = _Counting()
-    out = stage.post_findings(change, None, findings, lambda: model, cfg, Quiet())  # type: ignore[arg-type]
+    out = stage.post_findings(findings, lambda: model, Quiet())  # type: ignore[arg-type,return-value]
     assert out == findings and model.requests == 0
     [note] = stage.notes
     assert "spent before a fix was tried for 10 finding(s)" in note
@@ -119,12 +120,11 @@ def test_no_candidate_is_verified_when_its_test_run_would_end_past_the_deadline(
     change = _change(repo)
     cfg = build({"patches": {"budget_seconds": 300}}, env={})
     head = TestRun(command=("pytest",), returncode=0, passed=1, seconds=1000.0)
-    stage = PatchStage(
-        change, cfg, runner=object(), head=head, _started=True, read_for_prompt=lambda p: "x0 = 0\nx1 = 1\n"
-    )  # type: ignore[arg-type]
+    runs = TestRuns(runner=object(), head=head)  # type: ignore[arg-type]
+    stage = Patcher(change, cfg, runs, read_for_prompt=lambda p: "x0 = 0\nx1 = 1\n")
     model = _Proposing()
     finding = Finding("m.py", 2, "x1 should be 2", category="bug", severity="medium")
-    out = stage.post_findings(change, None, [finding], lambda: model, cfg, Quiet())  # type: ignore[arg-type]
+    out = stage.post_findings([finding], lambda: model, Quiet())  # type: ignore[arg-type,return-value]
     assert out == [finding] and model.requests == 1  # one proposal, never verified (the runner is a stub)
     assert any("spent while fixing m.py:2 (0 candidate(s) verified" in n for n in stage.notes)
 

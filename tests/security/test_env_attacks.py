@@ -21,7 +21,7 @@ import pytest
 from bot import config as config_mod
 from bot.config import Config
 from bot.evidence import projectenv
-from bot.patches.verify import PatchStage
+from bot.evidence.runs import run_tests
 from bot.server import workspace
 from bot.types import ChangeRef, ChangeRequest, EnvSource
 from tests.conftest import git
@@ -150,8 +150,7 @@ def test_an_incremental_review_builds_the_environment_from_the_real_base(tmp_pat
     assert (reviewed.base_sha, reviewed.env_source, notes) == (last, EnvSource(base), ())
 
     envs = tmp_path / "envs"
-    stage = PatchStage(reviewed, Config(), cache_dir=tmp_path / "cache", env_dir=envs)
-    stage.start()
+    stage = run_tests(reviewed, Config(), cache_dir=tmp_path / "cache", env_dir=envs)
 
     assert not marker.exists(), "the PR's own requirement ran its build code on the host"
     assert stage.env is not None and stage.env.error is None, stage.env

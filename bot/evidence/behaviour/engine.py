@@ -24,7 +24,9 @@ from ...sandbox import Sandbox
 from ...sandbox import create as create_sandbox
 from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
+from ..detect import is_test_path
 from ..projectenv import ProjectEnv
+from ..runs import TestRuns
 from . import accounts, compare, generate, harness, judge, objects
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
@@ -67,11 +69,11 @@ class BehaviourEvidence:
             return None
         t0 = time.monotonic()
         stage = cls(change, cfg, read_base, read_head)
-        stage.targets = changed_callables(diff, read_base, read_head, is_test=testrun.is_test_path)
+        stage.targets = changed_callables(diff, read_base, read_head, is_test=is_test_path)
         stage.targets += reached_callables(
-            diff, read_head, stage._package, is_test=testrun.is_test_path, changed=stage.targets
+            diff, read_head, stage._package, is_test=is_test_path, changed=stage.targets
         )
-        stage.edited_tests = changed_tests(diff, read_base, read_head, testrun.is_test_path)
+        stage.edited_tests = changed_tests(diff, read_base, read_head, is_test_path)
         others = sorted(
             {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
         )
@@ -104,9 +106,9 @@ class BehaviourEvidence:
         )
         return self._hook
 
-    def _traced(self, tests: object) -> tuple[list[Call], list[Call]]:
-        runner = getattr(tests, "runner", None)
-        if self._hook is None or runner is None or getattr(tests, "head", None) is None:
+    def _traced(self, tests: TestRuns | None) -> tuple[list[Call], list[Call]]:
+        runner = tests.runner if tests is not None else None
+        if self._hook is None or runner is None or tests is None or tests.head is None:
             return [], []
         base, _ = compare.from_trace(runner.collected_at(self.change.base_sha, self._hook))
         head, dropped = compare.from_trace(runner.collected_at(self.change.head_sha, self._hook))
@@ -123,7 +125,7 @@ class BehaviourEvidence:
         self,
         findings: list[Finding],
         *,
-        tests: object | None = None,
+        tests: TestRuns | None = None,
         model: ModelFactory | None = None,
         progress: Progress | None = None,
     ) -> list[Finding]:
@@ -138,16 +140,16 @@ class BehaviourEvidence:
             self.seconds = round(time.monotonic() - t0, 3)
 
     def _run(
-        self, tests: object | None, model: ModelFactory | None, progress: Progress, deadline: float
+        self, tests: TestRuns | None, model: ModelFactory | None, progress: Progress, deadline: float
     ) -> list[Finding]:
         if not self.targets:
             return []
         base_calls, head_calls = self._traced(tests)
-        self.sandbox = self.sandbox or getattr(tests, "sandbox", None)  # where patches of its findings rerun
-        self.env = self.env or getattr(tests, "env", None)
+        runs = tests or TestRuns()
+        self.sandbox = self.sandbox or runs.sandbox  # where patches of its findings rerun
+        self.env = self.env or runs.env
         # calls made by tests that fail at head are the tests stage's evidence already
-        head_run = getattr(tests, "head", None)
-        failing = set(getattr(head_run, "failing", ()))
+        failing = set(runs.head.failing if runs.head is not None else ())
         diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
         # a test whose own code the change edits had other inputs at base and head: not compared, and a
         # callable only such tests (say the deleted regression test) reach gets generated inputs instead
@@ -173,7 +175,7 @@ class BehaviourEvidence:
         ]
         new_calls: list[Call] = []
         if unreached or documented:
-            sandbox = self._sandbox(getattr(tests, "sandbox", None))
+            sandbox = self._sandbox(runs.sandbox)
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
             else:
@@ -269,7 +271,7 @@ class BehaviourEvidence:
         return sorted(
             x
             for x in self._head_files()
-            if x.rpartition("/")[0] == folder and x.endswith(".py") and not testrun.is_test_path(x)
+            if x.rpartition("/")[0] == folder and x.endswith(".py") and not is_test_path(x)
         )
 
     def _head_files(self) -> list[str]:
@@ -292,11 +294,7 @@ class BehaviourEvidence:
             root = root.rpartition("/")[0]
         if root not in inits:
             return self._folder(path)
-        mods = [
-            x
-            for x in listed
-            if x.startswith(root + "/") and x.endswith(".py") and not testrun.is_test_path(x)
-        ]
+        mods = [x for x in listed if x.startswith(root + "/") and x.endswith(".py") and not is_test_path(x)]
         here = folder.split("/")
 
         def distance(x: str) -> tuple[int, str]:
