@@ -3,7 +3,7 @@ that is not in the diff?
 
 Each change is built from two dev-set cases (quixbugs, humanevalfix, secfix_py) so it touches two files:
 base = both base versions, head = both head versions (one commit each). The walkthrough
-(`bot.findings.walkthrough.describe_change`, the same call as `/describe`) runs with the configured model.
+(`bot.pipeline.describe.describe_change`, the same call as `/describe`) runs with the configured model.
 Per change it checks:
   - coverage: every changed file has its own non-empty line (the grammar makes the model name each file
     it was shown; a file left out for size counts as not covered);
@@ -33,10 +33,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from quality import BENCH, cases, make_repo, stratified  # noqa: E402
 
 from bot.change import git  # noqa: E402
-from bot.change.diff import parse  # noqa: E402
-from bot.findings.walkthrough import describe_change  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.pipeline import run as runner  # noqa: E402
+from bot.pipeline.describe import describe_change  # noqa: E402
 from bot.types import ChangeRef, Walkthrough  # noqa: E402
 
 FILE_NAME = re.compile(
@@ -99,7 +98,7 @@ def main() -> None:
             repo = pair_repo(todo[i], todo[i + 1], Path(tmp))
             change = LocalForge().fetch(ChangeRef("local", str(repo), base="HEAD^", head="HEAD"))
             change = replace(change, title="")  # the commit subject never reaches the prompt
-            changed = sorted(f.path for f in parse(change.diff_text).files)
+            changed = sorted(f.path for f in change.diff.files)
             t0 = time.monotonic()
             w = describe_change(change, cfg, lambda: model)
             row = {**check(w, changed), "seconds": time.monotonic() - t0, "risks": len(w.risks)}

@@ -216,7 +216,7 @@ def _run(
 
 def _describe(job: Job, cfg: Any, forge: Any, publisher: Any, *, update: bool) -> int:
     """`/describe [--update]`: the walkthrough in the summary comment, or in the PR description."""
-    from ..findings.walkthrough import describe_change
+    from ..pipeline.describe import describe_change
     from ..pipeline.run import LazyModel
     from ..render.walkthrough import walkthrough_markdown
     from ..types import ChangeRef

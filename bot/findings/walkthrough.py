@@ -214,14 +214,3 @@ class WalkthroughStage:
             ctx.notes.append(f"No walkthrough: the model failed ({exc}).")
         meter.add_to(ctx.usage)
         return findings
-
-
-def describe_change(change: ChangeRequest, cfg: Any, model: Callable[[], Model]) -> Walkthrough:
-    """`/describe` without a review: the change masked exactly as a review masks it, then `describe`."""
-    from ..pipeline.run import build_context
-    from ..progress import Quiet
-
-    ctx, redactor = build_context(change, cfg, progress=Quiet(), model=model)
-    if not ctx.diff.files:
-        return Walkthrough("", note="The change has no diff to describe.")
-    return describe(ctx.change, ctx.diff, ctx.model(), language=cfg.review.language, mask=redactor.mask)

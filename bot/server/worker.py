@@ -209,7 +209,7 @@ class ForgeRunner:
 
     def _describe(self, job: Job, forge: ForgeSession) -> None:
         """`/describe [--update]`: the walkthrough in the summary comment, or in the PR/MR description."""
-        from ..findings.walkthrough import describe_change
+        from ..pipeline.describe import describe_change
         from ..render.walkthrough import walkthrough_markdown
 
         change = forge.fetch()

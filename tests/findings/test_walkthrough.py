@@ -14,13 +14,13 @@ from bot.config import build
 from bot.findings.walkthrough import (
     WalkthroughStage,
     describe,
-    describe_change,
     observed_behaviour,
     walkthrough_schema,
 )
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
 from bot.pipeline import run as runner
+from bot.pipeline.describe import describe_change
 from bot.render.markdown import summary
 from bot.render.walkthrough import END, START, block_in, walkthrough_markdown, with_block
 from bot.types import BehaviourChange, ChangeRef, Walkthrough
