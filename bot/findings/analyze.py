@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import jsonschema
-
+from .. import prompts
 from ..models import Completion, Message, Model
+from ..models.answer import ask_json
 from ..types import CATEGORIES, SEVERITIES, Finding
 from .chunks import Chunk, Section
 from .language import instruction as language_instruction
@@ -45,7 +43,7 @@ def findings_schema(max_items: int = MAX_FINDINGS_PER_CHUNK) -> dict[str, Any]:
 def system_prompt(extra_instructions: str = "", language: str = "") -> str:
     """The review's system prompt; `language` (review.language) adds the instruction to write messages
     in that language (code, quotes and CWE ids untouched)."""
-    text = resources.files("bot.prompts").joinpath("review_system.txt").read_text(encoding="utf-8")
+    text = prompts.load("review_system") + "\n"  # its last line ended: the cached prefix as it was
     if extra_instructions.strip():
         # Repository-owner instructions come from the base revision's config, never from the change.
         text += "\nInstructions from the repository owner:\n" + extra_instructions.strip() + "\n"
@@ -77,14 +75,12 @@ def review_chunk(
 ) -> ChunkResult:
     messages = [Message("system", system), Message("user", user_prompt(chunk, title))]
     schema = findings_schema(max_items)
-    completion = model.complete(messages, schema=schema, max_tokens=max_tokens, temperature=0.0)
-    if completion.finish_reason == "length":
+    answer = ask_json(model, messages, schema, max_tokens=max_tokens)
+    completion, data = answer.completion, answer.data
+    if answer.cut:
         return ChunkResult((), completion, "model output cut at the token limit")
-    try:
-        data = json.loads(completion.text)
-        jsonschema.validate(data, schema)
-    except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
-        return ChunkResult((), completion, f"model output is not valid findings JSON ({str(exc)[:80]})")
+    if data is None:
+        return ChunkResult((), completion, f"model output is not valid findings JSON ({answer.error})")
     found, dropped = [], 0
     for raw in data["findings"]:
         f = anchor_quote(raw, chunk)
