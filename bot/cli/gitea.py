@@ -1,4 +1,5 @@
-"""`prereview gitea`: review the pull request of a Gitea Actions / Forgejo Actions run and publish it.
+"""Gitea/Forgejo Actions' environment → what `prereview gitea` is asked to do: a pull request to review
+(`Run.from_env`) or a comment command (`comment_event`).
 
 Both runners (act_runner, forgejo-runner) run GitHub-style workflows and set the GitHub-style
 variables this command reads: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH (Gitea's `PullRequestPayload`),
@@ -10,18 +11,12 @@ PREREVIEW_GITEA_TOKEN, else GITEA_TOKEN, else the run's own GITHUB_TOKEN.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
 from ..types import PrereviewError
-from .ci_env import sandbox_off, trust_checkout
-from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN")
 # Gitea's webhook payload says `synchronized`; GitHub-style workflow filters say `synchronize`.
@@ -115,115 +110,11 @@ def token_from(env: Mapping[str, str]) -> str | None:
     return next((env[v].strip() for v in TOKEN_VARS if env.get(v, "").strip()), None)
 
 
-class _Echo:
-    """Plain lines for CI logs (no spinners)."""
+def comment_event(env: Mapping[str, str]) -> Any:
+    """An `issue_comment` run's comment (the webhook's own `IssueCommentPayload`) as the server's Event,
+    or None for any other run."""
+    from ..server import events
 
-    def message(self, text: str) -> None:
-        click.echo(f"prereview: {text}", err=True)
-
-    def step(self, done: int, total: int, label: str) -> None:
-        click.echo(f"prereview: [{done}/{total}] {label}", err=True)
-
-
-@click.command("gitea")
-@click.option("--pr", "pr_number", type=int, help="Review this pull request (default: the event's).")
-@config_options("Config file (default: .prereview.yml at the PR's base revision).")
-@click.option("--no-post", is_flag=True, help="Review only; post nothing on the pull request.")
-@click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
-def command(
-    pr_number: int | None, config_file: Path | None, overrides: dict[str, Any], no_post: bool, force: bool
-) -> None:
-    """Review the pull request of a Gitea/Forgejo Actions run and post the review on it."""
-    sys.exit(
-        run(
-            os.environ,
-            pr=pr_number,
-            config_file=config_file,
-            overrides=overrides,
-            post=not no_post,
-            force=force,
-        )
-    )
-
-
-def run(
-    env: Mapping[str, str],
-    *,
-    pr: int | None = None,
-    config_file: Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    post: bool = True,
-    force: bool = False,
-) -> int:
-    from ..change import git
-    from ..forges.gitea import GiteaForge
-    from ..forges.protocols import PermissionDenied
-    from ..pipeline.run import exit_code, load_config, review_change
-    from ..publish.gitea import publish
-    from ..review_filters import skip_message, skip_reason
-    from ..types import ChangeRef, ChangeRequest
-
-    r = Run.from_env(env, pr=pr)
-    progress = _Echo()
-    if isinstance(r, str):
-        progress.message(r)
-        return 0
-    token = token_from(env)
-
-    def forge(timeout: float = 30.0, retries: int = 4) -> GiteaForge:  # built when needed: no I/O before
-        return GiteaForge(r.server_url, token, r.repo, timeout=timeout, retries=retries)
-
-    base, head, title, body, author, labels = r.base_sha, r.head_sha, r.title, r.body, r.author, r.labels
-    if not base or not head:  # --pr without a pull_request payload: ask the API
-        pull = forge().pull(r.number)
-        base = str(pull.get("merge_base") or (pull.get("base") or {}).get("sha") or "")
-        head = str((pull.get("head") or {}).get("sha") or "")
-        title, body = str(pull.get("title") or ""), str(pull.get("body") or "")
-        author = str((pull.get("user") or {}).get("login") or "")
-    if trusted := trust_checkout(r.workspace):
-        progress.message(trusted)
-    workdir = git.toplevel(r.workspace)
-    ref = ChangeRef("gitea", r.repo, base, head, r.number)
-    change = ChangeRequest(
-        ref=ref,
-        base_sha=base,
-        head_sha=head,
-        diff_text="",
-        title=title,
-        body=body,
-        author=author,
-        workdir=workdir,
-        labels=labels,
-    )
-    GiteaForge.checkout(change, workdir, progress)
-    change = replace(change, diff_text=git.diff(workdir, base, head))
-    cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
-    cfg, sandbox_note = sandbox_off(cfg, env)
-    if not force and (why := skip_reason(change, cfg.review)):
-        progress.message(f"#{r.number}: {skip_message(why, 'run `prereview gitea --force`')}")
-        return 0
-    review = review_change(change, cfg, progress=progress)
-    if sandbox_note:
-        review = replace(review, notes=(*review.notes, sandbox_note))
-    progress.message(f"{len(review.findings)} finding(s) on {r.forge} pull request #{r.number}")
-    if not post:
-        progress.message("--no-post: nothing posted on the pull request")
-    elif token is None:
-        progress.message(NOT_POSTING)
-    else:
-        try:
-            res = publish(
-                forge(cfg.gitea.timeout, cfg.gitea.retries),
-                change,
-                review,
-                cfg.gitea,
-                progress=progress,
-                review_cfg=cfg.review,
-            )
-        except PermissionDenied as exc:
-            if cfg.gitea.fail_on_permission:
-                raise
-            progress.message(f"could not post on #{r.number}: {exc}")
-        else:
-            progress.message(f"#{r.number}: {res.line()}")
-    return exit_code(review, cfg.review.fail_level)
+    if env.get("GITHUB_EVENT_NAME", "") != "issue_comment":
+        return None
+    return events.gitea("issue_comment", _event(env)) or events.Event("gitea", "none", "", 0)

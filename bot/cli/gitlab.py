@@ -1,4 +1,5 @@
-"""`prereview gitlab`: review the merge request of a GitLab MR pipeline and publish the review on it.
+"""GitLab CI's environment → the merge request `prereview gitlab` reviews (`Pipeline.from_env`), the token
+and the instance's CA.
 
 Reads the predefined CI variables (CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID,
 CI_MERGE_REQUEST_DIFF_BASE_SHA, CI_COMMIT_SHA, CI_PROJECT_DIR, CI_PIPELINE_SOURCE). The job's checkout
@@ -8,18 +9,11 @@ and discussions need PREREVIEW_GITLAB_TOKEN (or GITLAB_TOKEN), because CI_JOB_TO
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import click
 
 from ..types import PrereviewError
-from .ci_env import sandbox_off, trust_checkout
-from .options import config_options
 
 TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
 NOT_POSTING = (
@@ -101,133 +95,3 @@ def ssl_verify_from(env: Mapping[str, str]) -> bool | str:
                 )
             return path
     return True
-
-
-class _Echo:
-    """Plain lines for CI logs (no spinners)."""
-
-    def message(self, text: str) -> None:
-        click.echo(f"prereview: {text}", err=True)
-
-    def step(self, done: int, total: int, label: str) -> None:
-        click.echo(f"prereview: [{done}/{total}] {label}", err=True)
-
-
-@click.command("gitlab")
-@click.option("--mr", "mr_iid", type=int, help="Merge request iid (default: $CI_MERGE_REQUEST_IID).")
-@click.option(
-    "--codequality",
-    "codequality_path",
-    type=click.Path(path_type=Path),
-    help="Code Quality report path (default: gitlab.codequality_path, gl-code-quality-report.json).",
-)
-@config_options("Config file (default: .prereview.yml at the MR's base revision).")
-@click.option("--no-post", is_flag=True, help="Write the Code Quality report only; post nothing.")
-@click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
-def command(
-    mr_iid: int | None,
-    codequality_path: Path | None,
-    config_file: Path | None,
-    overrides: dict[str, Any],
-    no_post: bool,
-    force: bool,
-) -> None:
-    """Review the merge request of a GitLab MR pipeline and post the review on it."""
-    sys.exit(
-        run(
-            os.environ,
-            mr_iid=mr_iid,
-            codequality_path=codequality_path,
-            config_file=config_file,
-            overrides=overrides,
-            post=not no_post,
-            force=force,
-        )
-    )
-
-
-def run(
-    env: Mapping[str, str],
-    *,
-    mr_iid: int | None = None,
-    codequality_path: Path | None = None,
-    config_file: Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    post: bool = True,
-    force: bool = False,
-) -> int:
-    from ..change import git
-    from ..forges.gitlab import GitLabForge, PermissionDenied
-    from ..pipeline.run import exit_code, load_config, review_change
-    from ..publish.gitlab import publish
-    from ..render.codequality import render_codequality
-    from ..review_filters import skip_message, skip_reason
-    from ..types import ChangeRef, ChangeRequest
-
-    p = Pipeline.from_env(env, mr_iid=mr_iid)
-    progress = _Echo()
-    token = token_from(env)
-
-    def forge(timeout: float = 30.0, retries: int = 4) -> GitLabForge:  # built when needed: no I/O before
-        return GitLabForge(
-            p.api_url, token, p.project, ssl_verify=ssl_verify_from(env), timeout=timeout, retries=retries
-        )
-
-    base = p.base_sha
-    if base is None:  # very old GitLab, or a manual run: ask the API
-        if token is None:
-            raise PrereviewError(
-                "CI_MERGE_REQUEST_DIFF_BASE_SHA is not set and there is no token to ask GitLab; "
-                "set PREREVIEW_GITLAB_TOKEN"
-            )
-        base = forge().diff_refs(p.mr_iid, p.head_sha).base_sha
-    if trusted := trust_checkout(p.project_dir):
-        progress.message(trusted)
-    workdir = git.toplevel(p.project_dir)
-    ref = ChangeRef("gitlab", p.project, base, p.head_sha, p.mr_iid)
-    change = ChangeRequest(
-        ref=ref,
-        base_sha=base,
-        head_sha=p.head_sha,
-        diff_text="",
-        title=p.title,
-        body=p.description,
-        author=p.author,
-        workdir=workdir,
-        labels=p.labels,
-    )
-    GitLabForge.checkout(change, workdir, progress)
-    change = replace(change, diff_text=git.diff(workdir, base, p.head_sha))
-    cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
-    cfg, sandbox_note = sandbox_off(cfg, env)
-    report = codequality_path or Path(cfg.gitlab.codequality_path)
-    report = report if report.is_absolute() else p.project_dir / report
-    if not force and (why := skip_reason(change, cfg.review)):
-        report.write_text("[]\n", encoding="utf-8")  # the job's report artifact still exists, empty
-        progress.message(f"!{p.mr_iid}: {skip_message(why, 'run `prereview gitlab --force`')}")
-        return 0
-    if not change.diff_text.strip():
-        progress.message(f"nothing to review: {base[:12]}..{p.head_sha[:12]} has no changes")
-    review = review_change(change, cfg, progress=progress)
-    if sandbox_note:
-        review = replace(review, notes=(*review.notes, sandbox_note))
-    report.write_text(render_codequality(review), encoding="utf-8")
-    click.echo(
-        f"prereview: {len(review.findings)} finding(s); wrote the Code Quality report to {report}", err=True
-    )
-
-    if not post:
-        click.echo("prereview: --no-post: nothing posted on the merge request", err=True)
-    elif token is None:
-        click.echo(f"prereview: {NOT_POSTING}", err=True)
-    else:
-        try:
-            api = forge(cfg.gitlab.timeout, cfg.gitlab.retries)
-            res = publish(api, change, review, cfg.gitlab, progress=progress, review_cfg=cfg.review)
-        except PermissionDenied as exc:
-            if cfg.gitlab.fail_on_permission:
-                raise
-            click.echo(f"prereview: could not post on !{p.mr_iid}: {exc}", err=True)
-        else:
-            click.echo(f"prereview: !{p.mr_iid}: {res.line()}", err=True)
-    return exit_code(review, cfg.review.fail_level)

@@ -12,7 +12,7 @@ import pytest
 from bot.config import ServerConfig
 from bot.forges.github import GitHubAPI, PermissionDenied
 from bot.forges.gitlab import GitLabForge
-from bot.server.jobs import Job
+from bot.jobs.job import Job
 from bot.server.ledger import JOB
 from bot.server.queue import JobQueue, RunStats, make_huey
 from bot.types import PrereviewError, Throttled
