@@ -53,7 +53,8 @@ def run(
 def _run(
     job: Job, env: Mapping[str, str], *, overrides: dict[str, Any], config_file: Path | None, full: bool
 ) -> int:
-    from ..forges.github import GitHubAPI, GitHubForge
+    from ..forges.github.api import GitHubAPI
+    from ..forges.github.forge import GitHubForge
     from ..pipeline.run import load_config
     from ..publish.github import GitHubPublisher
 
@@ -159,7 +160,7 @@ def _command(
 
 
 def _react(api: Any, comment_id: int) -> None:
-    from ..forges.github import PermissionDenied
+    from ..forges.base import PermissionDenied
 
     try:
         api.react(comment_id, "eyes")
@@ -180,10 +181,10 @@ def _review(
 ) -> int:
     from ..change.diff import parse
     from ..change.incremental import added_at, new_hunks
-    from ..forges.github import PermissionDenied
+    from ..forges.base import PermissionDenied
+    from ..forges.github import actions
+    from ..forges.github.checks import create_check_run, upload_sarif
     from ..pipeline.run import exit_code, review_change
-    from ..publish import github_actions as actions
-    from ..publish.github_checks import create_check_run, upload_sarif
     from ..render.markdown import summary
     from ..review_filters import skip_message, skip_reason
     from ..types import ChangeRef, Skipped

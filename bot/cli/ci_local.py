@@ -30,7 +30,8 @@ def gitlab(
     post: bool = True,
     force: bool = False,
 ) -> int:
-    from ..forges.gitlab import GitLabForge, PermissionDenied
+    from ..forges.base import PermissionDenied
+    from ..forges.gitlab.forge import GitLabForge
     from ..pipeline.run import exit_code, review_change
     from ..publish.gitlab import publish
     from ..render.codequality import render_codequality
@@ -100,8 +101,8 @@ def gitea(
     post: bool = True,
     force: bool = False,
 ) -> int:
-    from ..forges.gitea import GiteaForge
-    from ..forges.protocols import PermissionDenied
+    from ..forges.base import PermissionDenied
+    from ..forges.gitea.forge import GiteaForge
     from ..pipeline.run import exit_code, review_change
     from ..publish.gitea import publish
     from ..review_filters import skip_message, skip_reason
