@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 
+from ..forges.github.ci import Job, plan
 from ..jobs import chatops
 from ..types import PrereviewError
 from .ci import Echo, need_env
 from .ci_env import sandbox_off, trust_checkout
-from .github import Job, plan
 
 
 def run(

@@ -9,7 +9,6 @@ pipeline a note webhook triggered (`TRIGGER_PAYLOAD`: a comment command). Gitea/
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -31,17 +30,17 @@ def gitlab(
     force: bool = False,
 ) -> int:
     from ..forges.base import PermissionDenied
+    from ..forges.gitlab.ci import NOT_POSTING, Pipeline, comment_event, ssl_verify_from, token_from
     from ..forges.gitlab.forge import GitLabForge
     from ..pipeline.run import exit_code, review_change
     from ..publish.gitlab import publish
     from ..render.codequality import render_codequality
     from ..review_filters import skip_message, skip_reason
-    from .gitlab import NOT_POSTING, Pipeline, ssl_verify_from, token_from
 
     progress = Echo()
     token = token_from(env)
-    if mr_iid is None and (payload := _trigger_payload(env)) is not None:
-        return _gitlab_command(env, payload, token, config_file, overrides, progress)
+    if mr_iid is None and (event := comment_event(env)) is not None:
+        return _gitlab_command(env, event, token, config_file, overrides, progress)
     p = Pipeline.from_env(env, mr_iid=mr_iid)
 
     def forge(timeout: float = 30.0, retries: int = 4) -> GitLabForge:  # built when needed: no I/O before
@@ -102,11 +101,11 @@ def gitea(
     force: bool = False,
 ) -> int:
     from ..forges.base import PermissionDenied
+    from ..forges.gitea.ci import NOT_POSTING, Run, comment_event, token_from
     from ..forges.gitea.forge import GiteaForge
     from ..pipeline.run import exit_code, review_change
     from ..publish.gitea import publish
     from ..review_filters import skip_message, skip_reason
-    from .gitea import NOT_POSTING, Run, comment_event, token_from
 
     progress = Echo()
     token = token_from(env)
@@ -194,33 +193,17 @@ def _config(change: Any, config_file: Path | None, overrides: Any, env: Mapping[
     return sandbox_off(cfg, env)
 
 
-def _trigger_payload(env: Mapping[str, str]) -> dict[str, Any] | None:
-    """The note webhook's payload of a pipeline it triggered (`TRIGGER_PAYLOAD`, a file variable)."""
-    if env.get("CI_PIPELINE_SOURCE") != "trigger" or not env.get("TRIGGER_PAYLOAD", "").strip():
-        return None
-    path = env["TRIGGER_PAYLOAD"].strip()
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PrereviewError(
-            f"cannot read TRIGGER_PAYLOAD={path} ({exc}); trigger the pipeline from a webhook"
-        ) from None
-    return data if isinstance(data, dict) and data.get("object_kind") == "note" else None
-
-
 def _gitlab_command(
     env: Mapping[str, str],
-    payload: dict[str, Any],
+    event: Any,
     token: str | None,
     config_file: Path | None,
     overrides: Any,
     progress: Echo,
 ) -> int:
-    from ..server import events
     from ..server.forge_session import GitLabSession
     from ..server.secrets import Secrets
 
-    event = events.gitlab(payload)
     api = env.get("CI_API_V4_URL") or (
         env["CI_SERVER_URL"].rstrip("/") + "/api/v4" if env.get("CI_SERVER_URL") else ""
     )
@@ -279,8 +262,8 @@ def _command(
     progress: Echo,
 ) -> int:
     """A comment event → the job the server would run for it (`policy.decide`), run by the dispatcher."""
+    from ..jobs.policy import decide
     from ..pipeline.run import load_config
-    from ..server.policy import decide
 
     cfg = load_config(None, None, config_file=config_file, overrides=overrides, env=env)
     cfg = cfg.model_copy(update={"server": cfg.server.model_copy(update=server_updates)})

@@ -25,8 +25,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..config import ServerConfig
+from ..jobs import policy
 from ..jobs.job import Job
-from . import events, health, logs, policy, verify
+from . import events, health, logs, verify
 from .events import Event
 from .metrics import Metrics
 from .pool import WorkerPool

@@ -11,9 +11,9 @@ import pytest
 
 from bot.config import ServerConfig
 from bot.jobs.job import Job
+from bot.jobs.policy import decide
 from bot.server import events, verify
 from bot.server.ledger import Ledger, owner_id
-from bot.server.policy import decide
 from bot.server.queue import JobQueue, RunStats, make_huey
 from bot.server.secrets import from_env
 from tests.server.stack import PAYLOADS, payload

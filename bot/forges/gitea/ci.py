@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..types import PrereviewError
+from ...types import PrereviewError
+from ..webhook import Event
+from .webhook import parse
 
 TOKEN_VARS = ("PREREVIEW_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN")
 # Gitea's webhook payload says `synchronized`; GitHub-style workflow filters say `synchronize`.
@@ -110,11 +112,9 @@ def token_from(env: Mapping[str, str]) -> str | None:
     return next((env[v].strip() for v in TOKEN_VARS if env.get(v, "").strip()), None)
 
 
-def comment_event(env: Mapping[str, str]) -> Any:
-    """An `issue_comment` run's comment (the webhook's own `IssueCommentPayload`) as the server's Event,
-    or None for any other run."""
-    from ..server import events
-
+def comment_event(env: Mapping[str, str]) -> Event | None:
+    """An `issue_comment` run's comment (the webhook's own `IssueCommentPayload`) as an Event (kind
+    "none" when it is not a new comment on a pull request), or None for any other run."""
     if env.get("GITHUB_EVENT_NAME", "") != "issue_comment":
         return None
-    return events.gitea("issue_comment", _event(env)) or events.Event("gitea", "none", "", 0)
+    return parse("issue_comment", _event(env)) or Event("gitea", "none", "", 0)

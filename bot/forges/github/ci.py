@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import PrereviewError
+from ...types import PrereviewError
 
 PR_ACTIONS = {"opened", "synchronize", "reopened", "ready_for_review"}
 

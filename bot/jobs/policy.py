@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import ServerConfig
-from ..jobs import chatops
-from ..jobs.job import Job
-from .events import Event
+from ..forges.webhook import Event
+from . import chatops
+from .job import Job
 
 # Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+); GitHub's
 # signed payload carries the author's association instead.

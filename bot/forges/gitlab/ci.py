@@ -9,11 +9,14 @@ and discussions need PREREVIEW_GITLAB_TOKEN (or GITLAB_TOKEN), because CI_JOB_TO
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..types import PrereviewError
+from ...types import PrereviewError
+from ..webhook import Event
+from .webhook import parse
 
 TOKEN_VARS = ("PREREVIEW_GITLAB_TOKEN", "GITLAB_TOKEN")
 NOT_POSTING = (
@@ -95,3 +98,19 @@ def ssl_verify_from(env: Mapping[str, str]) -> bool | str:
                 )
             return path
     return True
+
+
+def comment_event(env: Mapping[str, str]) -> Event | None:
+    """The note of a pipeline a note webhook triggered (`CI_PIPELINE_SOURCE=trigger`, the payload in the
+    file TRIGGER_PAYLOAD) as an Event (kind "none" when it is not a note on a merge request), or None for
+    any other pipeline."""
+    if env.get("CI_PIPELINE_SOURCE") != "trigger" or not env.get("TRIGGER_PAYLOAD", "").strip():
+        return None
+    path = env["TRIGGER_PAYLOAD"].strip()
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PrereviewError(
+            f"cannot read TRIGGER_PAYLOAD={path} ({exc}); trigger the pipeline from a note webhook"
+        ) from None
+    return parse(data) or Event("gitlab", "none", "", 0)
