@@ -22,7 +22,7 @@ from bot import config as config_mod
 from bot.config import Config
 from bot.evidence import projectenv
 from bot.evidence.runs import run_tests
-from bot.server import workspace
+from bot.jobs import workspace
 from bot.types import ChangeRef, ChangeRequest, EnvSource
 from tests.conftest import git
 
