@@ -172,18 +172,6 @@ class TestsConfig(_Section):
             )
         return v.strip() if v else v
 
-    @property
-    def mode(self) -> str:
-        return "auto" if self.enabled else "off"
-
-    def __eq__(self, other: object) -> bool:
-        # `cfg.tests == "off"` keeps meaning what it meant when `tests` was a plain string
-        if isinstance(other, str):
-            return self.mode == other
-        return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 class PatchesConfig(_Section):
     enabled: bool = True

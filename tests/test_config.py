@@ -56,10 +56,10 @@ def test_yaml_syntax_and_shape_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("tests: off", "off"), ("tests: on", "auto"), ("tests: auto", "auto")]
+    ("text", "expected"), [("tests: off", False), ("tests: on", True), ("tests: auto", True)]
 )
-def test_yaml_on_off_for_tests(text: str, expected: str) -> None:
-    assert config_mod.build(config_mod.parse_yaml(text, "x.yml"), env={}).tests == expected
+def test_yaml_on_off_for_tests(text: str, expected: bool) -> None:
+    assert config_mod.build(config_mod.parse_yaml(text, "x.yml"), env={}).tests.enabled is expected
 
 
 def test_empty_file_is_defaults(tmp_path: Path) -> None:

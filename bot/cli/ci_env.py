@@ -23,7 +23,7 @@ def sandbox_off(
 ) -> tuple[Config, str | None]:
     """The config with every sandboxed stage off and the review note, when the runner has no working
     sandbox (the install step said so, or the sandbox fails to start with the argv its runs use)."""
-    if cfg.tests == "off" and not cfg.behaviour.enabled:
+    if not cfg.tests.enabled and not cfg.behaviour.enabled:
         return cfg, None
     reason = " ".join(env.get(SANDBOX_OFF, "").split())
     if not reason and cfg.sandbox.backend in ("auto", "bubblewrap"):
@@ -32,7 +32,7 @@ def sandbox_off(
         return cfg, None
     cfg = cfg.model_copy(
         update={
-            "tests": "off",
+            "tests": cfg.tests.model_copy(update={"enabled": False}),
             "sandbox": cfg.sandbox.model_copy(update={"backend": "none"}),
             "behaviour": cfg.behaviour.model_copy(update={"enabled": False}),
         }

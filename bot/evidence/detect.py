@@ -21,7 +21,7 @@ PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini")
 def detect_command(files: Sequence[str], read: Callable[[str], str | None], cfg: Config) -> list[str] | None:
     """The test command for a tree (its file list and a reader): config `test_command`, else detected from
     the files; None = no tests to run."""
-    if cfg.tests == "off":
+    if not cfg.tests.enabled:
         return None
     if cfg.test_cmd:
         try:
@@ -75,7 +75,7 @@ def go_modules(files: Sequence[str]) -> list[str]:
 
 
 def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:
-    files = git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests != "off" else []
+    files = git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests.enabled else []
     return detect_command(files, lambda p: git.show(repo, rev, p), cfg)
 
 

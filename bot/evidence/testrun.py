@@ -1,8 +1,8 @@
 """The reviewed project's own tests: run the command at base and head in a sandbox, parse the results.
 
-Which command runs is detect.py's; what the change broke (and where) is breakage.py's; both stay
-importable from here. Tests run in scratch copies (`git archive` of a commit; the reviewed repository is
-never touched) and results are cached per commit + command + environment.
+Which command runs is detect.py's; what the change broke (and where) is breakage.py's. Tests run in
+scratch copies (`git archive` of a commit; the reviewed repository is never touched) and results are
+cached per commit + command + environment.
 """
 
 from __future__ import annotations
@@ -21,50 +21,10 @@ from .. import fsguard
 from ..sandbox import RunResult, Sandbox
 from ..sandbox.exchange import READ_BACK_BYTES, Exchange, json_lines, to_text
 from ..types import PrereviewError
+from .runners import parse_js
 
 if TYPE_CHECKING:
     from .envbase import ProjectEnv
-
-# Moved out of this module (command detection, breakage); still importable from here.
-from .breakage import (  # noqa: E402
-    Breakage,
-    breakage_finding,
-    changed_lines,
-    compare,
-    deleted_after,
-    failure_excerpt,
-    first_error,
-    frames,
-    localize,
-)
-from .detect import PYTEST, PYTEST_MARKERS, detect_at, detect_command, detect_in_dir, is_test_path  # noqa: E402
-from .runners import parse_js  # noqa: E402
-
-__all__ = [
-    "PYTEST",
-    "PYTEST_MARKERS",
-    "Breakage",
-    "RunHook",
-    "TestRun",
-    "TestRunner",
-    "breakage_finding",
-    "changed_lines",
-    "compare",
-    "default_cache_dir",
-    "deleted_after",
-    "detect_at",
-    "detect_command",
-    "detect_in_dir",
-    "export_tree",
-    "failure_excerpt",
-    "first_error",
-    "frames",
-    "is_test_path",
-    "localize",
-    "parse_output",
-    "relativize",
-    "to_testrun",
-]
 
 OUTPUT_KEPT = 20_000  # characters of a run's output kept for localization and prompts
 COLLECTED_KEPT = 2 * READ_BACK_BYTES  # bytes of a hook's file kept in the cache (re-encoded JSON lines)

@@ -19,7 +19,7 @@ def default(cfg: Config) -> list[Stage]:
     """scanners -> model review -> rank -> merge/plausibility/self-check -> tests -> behaviour -> patches
     -> rank."""
     stages: list[Stage] = [ScannersStage(), ModelReviewStage(), RankStage(), MergeStage()]
-    if cfg.tests != "off" or cfg.patches.enabled or cfg.behaviour.enabled:
+    if cfg.tests.enabled or cfg.patches.enabled or cfg.behaviour.enabled:
         stages += [TestsStage()]
         stages += [BehaviourStage()] if cfg.behaviour.enabled else []
         stages += [PatchesStage(), RankStage()]

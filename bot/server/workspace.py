@@ -66,7 +66,7 @@ def prepare(forge: ForgeSession, change: ChangeRequest, server_cfg: Config, tmp:
         server_cfg, lambda: git.show(repo, change.base_sha, CONFIG_FILE), change.base_sha
     )
     local, more = on_checkout(change, repo)
-    if cfg.tests == "off":
+    if not cfg.tests.enabled:
         more = (*more, TESTS_OFF)
     return Workspace(local, cfg, notes + more, seconds)
 

@@ -23,6 +23,7 @@ from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge
 from bot.evidence.behaviour.callables import Changed, Param, changed_callables
 from bot.evidence.behaviour.engine import BehaviourEvidence
+from bot.evidence.detect import PYTEST, is_test_path
 from bot.models.scripted import ScriptedModel
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 
@@ -59,7 +60,7 @@ def _callables(repo: Path) -> list[Changed]:
         parse(_diff(repo)),
         lambda p: _show(repo, "HEAD~1", p),
         lambda p: _show(repo, "HEAD", p),
-        is_test=testrun.is_test_path,
+        is_test=is_test_path,
     )
 
 
@@ -298,7 +299,7 @@ def test_tracer_records_calls_results_exceptions_and_mutation_in_the_sandbox(mak
         for q in ("grow", "fails")
     ]
     hook = harness.trace_hook(targets, max_calls=5, per_test=3)
-    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
+    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(PYTEST), 120, tmp_path / "c")
     run = runner.at_commit(repo, git(repo, "rev-parse", "HEAD").strip(), hook)
     assert run.passed == 3, run.output
     text = runner.collected_at(git(repo, "rev-parse", "HEAD").strip(), hook)
@@ -950,7 +951,7 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
         parse(_diff(repo)),
         lambda p: _show(repo, "HEAD~1", p),
         lambda p: _show(repo, "HEAD", p),
-        testrun.is_test_path,
+        is_test_path,
     )
     assert edited.covers("tests/test_m.py::test_a") and edited.covers("tests/test_m.py::test_a[1-2]")
     assert not edited.covers("tests/test_m.py::TestB::test_c")
@@ -1251,7 +1252,7 @@ def test_wrapped_variants_run_in_a_child_that_leaves_the_tests_state_alone(make_
         Changed("reader.py", "read_all", "modified", (4, 10), (4, 10), 8, "", "", (), False, False, False)
     ]
     hook = harness.trace_hook(targets, max_calls=50, variants=3)
-    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, tmp_path / "c")
+    runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(PYTEST), 120, tmp_path / "c")
     sha = git(repo, "rev-parse", "HEAD").strip()
     run = runner.at_commit(repo, sha, hook)
     assert run.passed == 2, run.output
@@ -1378,7 +1379,7 @@ def test_a_changed_module_level_value_reaches_the_functions_that_read_it_in_the_
         diff,
         lambda p: _show(repo, "HEAD", p),
         lambda p: ["checks.py", "headers.py"],
-        is_test=testrun.is_test_path,
+        is_test=is_test_path,
     )
     assert (c.key, c.kind, c.via, c.finding_path, c.anchor) == (
         "headers.py::check_value",
@@ -1392,7 +1393,7 @@ def test_a_changed_module_level_value_reaches_the_functions_that_read_it_in_the_
         diff,
         lambda p: _show(repo, "HEAD", p),
         lambda p: ["headers.py"],
-        is_test=testrun.is_test_path,
+        is_test=is_test_path,
         changed=[c],
     )
 
@@ -1420,7 +1421,7 @@ def test_a_changed_value_reaches_readers_elsewhere_in_the_package(make_repo) -> 
     repo = make_repo(files, {"src/pkg/sub/consts.py": consts.replace("10", "12")})
     mods = sorted(p for p in files if p.startswith("src/pkg/") and p.endswith(".py"))
     got = reached_callables(
-        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: mods, is_test=testrun.is_test_path
+        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: mods, is_test=is_test_path
     )
     assert sorted(c.key for c in got) == [
         "src/pkg/app.py::cap",
@@ -1443,7 +1444,7 @@ def test_an_edited_type_alias_reaches_no_function_it_only_hints(make_repo) -> No
     )
     repo = make_repo({"types_.py": src}, {"types_.py": src.replace("dict | list", "dict | list | str")})
     got = reached_callables(
-        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: [], is_test=testrun.is_test_path
+        parse(_diff(repo)), lambda p: _show(repo, "HEAD", p), lambda p: [], is_test=is_test_path
     )
     assert [c.key for c in got] == ["types_.py::kind"]  # reads it at run time; load is only hinted
 
@@ -1456,7 +1457,7 @@ def test_a_version_bump_is_metadata_and_reaches_no_function(make_repo) -> None:
         {"meta.py": '__version__ = "1.1"\n\n\ndef agent():\n    return "x/" + __version__\n'},
     )
     assert not reached_callables(
-        parse(_diff(bump)), lambda p: _show(bump, "HEAD", p), lambda p: [], is_test=testrun.is_test_path
+        parse(_diff(bump)), lambda p: _show(bump, "HEAD", p), lambda p: [], is_test=is_test_path
     )
 
 

@@ -18,7 +18,9 @@ from bot.change.diff import parse
 from bot.cli.root import cli
 from bot.config import SandboxConfig
 from bot.evidence import flaky
-from bot.evidence.testrun import PYTEST, Breakage, TestRun, TestRunner, breakage_finding
+from bot.evidence.breakage import Breakage, breakage_finding
+from bot.evidence.detect import PYTEST
+from bot.evidence.testrun import TestRun, TestRunner
 from bot.sandbox import create
 
 needs_bwrap = pytest.mark.skipif(

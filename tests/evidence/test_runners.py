@@ -17,8 +17,10 @@ from click.testing import CliRunner
 from bot.cli.root import cli
 from bot.config import Config
 from bot.evidence import layouts, projectenv, runners
+from bot.evidence.breakage import compare
+from bot.evidence.detect import detect_command
 from bot.evidence.envbase import first_build_error
-from bot.evidence.testrun import TestRun, compare, detect_command, parse_output
+from bot.evidence.testrun import TestRun, parse_output
 from bot.evidence.toolchains import _go_argv
 
 DATA = Path(__file__).parent.parent / "data" / "runners"

@@ -9,21 +9,9 @@ import pytest
 from bot.change import git
 from bot.change.diff import parse
 from bot.config import Config, SandboxConfig
-from bot.evidence.testrun import (
-    PYTEST,
-    Breakage,
-    TestRun,
-    TestRunner,
-    breakage_finding,
-    compare,
-    detect_at,
-    detect_command,
-    failure_excerpt,
-    frames,
-    is_test_path,
-    localize,
-    parse_output,
-)
+from bot.evidence.breakage import Breakage, breakage_finding, compare, failure_excerpt, frames, localize
+from bot.evidence.detect import PYTEST, detect_at, detect_command, is_test_path
+from bot.evidence.testrun import TestRun, TestRunner, parse_output
 from bot.sandbox import create
 
 
@@ -267,7 +255,7 @@ diff --git a/wrap.py b/wrap.py
 
 
 def test_a_deletion_is_blamed_on_the_line_above_it():
-    from bot.evidence.testrun import changed_lines, deleted_after
+    from bot.evidence.breakage import changed_lines, deleted_after
 
     f = parse(DELETION).files[0]
     assert changed_lines(f) == [3] and deleted_after(f, 3) and not deleted_after(f, 2)

@@ -45,7 +45,7 @@ def test_sandbox_off_turns_every_sandboxed_stage_off_with_one_note(
     cfg = Config.model_validate({"tests": "auto", "sandbox": {"backend": "auto"}})
     off, note = sandbox_off(cfg, {})
     assert note is not None and note.startswith("Sandbox off on this runner:") and "Can't mount proc" in note
-    assert off.tests == "off" and off.sandbox.backend == "none" and not off.behaviour.enabled
+    assert not off.tests.enabled and off.sandbox.backend == "none" and not off.behaviour.enabled
     assert (
         sandbox_off(Config.model_validate({"tests": "off", "behaviour": {"enabled": False}}), {})[1] is None
     )

@@ -23,7 +23,8 @@ from click.testing import CliRunner
 from bot import fsguard
 from bot.cli.root import cli
 from bot.config import Config, SandboxConfig
-from bot.evidence.testrun import Breakage, TestRun
+from bot.evidence.breakage import Breakage
+from bot.evidence.testrun import TestRun
 from bot.forges.local import LocalForge
 from bot.models.scripted import ScriptedModel
 from bot.patches import agent

@@ -13,7 +13,9 @@ from bot.change import git
 from bot.change.diff import parse
 from bot.config import SandboxConfig
 from bot.evidence import flaky
-from bot.evidence.testrun import PYTEST, Breakage, TestRun, TestRunner, breakage_finding
+from bot.evidence.breakage import Breakage, breakage_finding
+from bot.evidence.detect import PYTEST
+from bot.evidence.testrun import TestRun, TestRunner
 from bot.sandbox import create
 
 CALC = "def add(a, b):\n    return a + b\n"

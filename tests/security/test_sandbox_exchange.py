@@ -26,6 +26,7 @@ from bot.config import SandboxConfig
 from bot.evidence import testrun
 from bot.evidence.behaviour import harness
 from bot.evidence.behaviour.generate import Input
+from bot.evidence.detect import PYTEST
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 from bot.sandbox.exchange import READ_BACK_BYTES, TEXT_CHARS
 
@@ -130,7 +131,7 @@ def test_a_link_a_test_plants_at_run_time_is_not_written_through(tmp_path, host)
     )
     root = testrun.export_tree(repo, "HEAD", tmp_path / "patched")
     sb = sandbox()
-    run = testrun.TestRunner(sb, list(testrun.PYTEST), 120).in_tree(root)
+    run = testrun.TestRunner(sb, list(PYTEST), 120).in_tree(root)
     assert run.passed == 1, run.output
     assert (root / ".prereview-behaviour" / "spec.json").is_symlink()  # the link was planted
     calls, note = harness.run_inputs_in(
@@ -153,7 +154,7 @@ def test_the_given_folder_is_read_only_inside_the_sandbox(tmp_path, host):
         {"mod.py": MOD, "test_mod.py": MOD_TEST},
         {"mod.py": MOD_HEAD, "conftest.py": conftest},
     )
-    runner = testrun.TestRunner(sandbox(), [*testrun.PYTEST, "-s"], 120)
+    runner = testrun.TestRunner(sandbox(), [*PYTEST, "-s"], 120)
     head = git(repo, "rev-parse", "HEAD").strip()
     run = runner.at_commit(repo, head, harness.trace_hook([_target()], max_calls=50))
     assert "REFUSED 30" in run.output and "WROTE-SPEC" not in run.output  # EROFS
@@ -194,6 +195,7 @@ from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, resource.RLIM_INFINITY))
 from bot.config import SandboxConfig
 from bot.evidence import testrun
+from bot.evidence.detect import PYTEST
 from bot.evidence.behaviour import harness
 from bot.evidence.behaviour.callables import Changed
 from bot.sandbox.bubblewrap import BubblewrapSandbox
@@ -201,7 +203,7 @@ from bot.sandbox.bubblewrap import BubblewrapSandbox
 repo, head, cache = sys.argv[1:4]
 target = Changed("mod.py", "double", "modified", (1, 2), (1, 2), 1, "", "", (), False, False, False)
 hook = harness.trace_hook([target], max_calls=50)
-runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(testrun.PYTEST), 120, Path(cache))
+runner = testrun.TestRunner(BubblewrapSandbox(SandboxConfig()), list(PYTEST), 120, Path(cache))
 run = runner.at_commit(Path(repo), head, hook)
 text = runner.collected_at(head, hook)
 print(json.dumps({"passed": run.passed, "collected": text, "notes": getattr(runner, "notes", [])}))
@@ -322,11 +324,11 @@ def test_a_stored_trace_over_the_cap_is_not_served_from_the_cache(tmp_path):
     head = git(repo, "rev-parse", "HEAD").strip()
     cache = tmp_path / "testruns"
     hook = harness.trace_hook([_target()], max_calls=50)
-    testrun.TestRunner(sandbox(), list(testrun.PYTEST), 120, cache).at_commit(repo, head, hook)
+    testrun.TestRunner(sandbox(), list(PYTEST), 120, cache).at_commit(repo, head, hook)
     (stored,) = cache.glob("*.collected")
     with stored.open("r+b") as fh:
         fh.truncate(testrun.COLLECTED_KEPT + (1 << 20))
-    again = testrun.TestRunner(sandbox(), list(testrun.PYTEST), 120, cache)
+    again = testrun.TestRunner(sandbox(), list(PYTEST), 120, cache)
     again.at_commit(repo, head, hook)
     assert again.runs == 1 and "double" in again.collected_at(head, hook)
     assert stored.stat().st_size <= testrun.COLLECTED_KEPT

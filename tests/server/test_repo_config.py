@@ -49,8 +49,8 @@ def test_server_only_keys_are_ignored_with_a_log_line(caplog: pytest.LogCaptureF
 
 
 def test_tests_off_on_either_side_wins() -> None:
-    assert repo_config.merged(Config(tests="off"), {"tests": "auto"}, "x").tests == "off"
-    assert repo_config.merged(Config(), {"tests": False}, "x").tests == "off"  # YAML `tests: off`
+    assert not repo_config.merged(Config(tests="off"), {"tests": "auto"}, "x").tests.enabled
+    assert not repo_config.merged(Config(), {"tests": False}, "x").tests.enabled  # YAML `tests: off`
 
 
 def test_a_broken_repo_config_is_one_line_and_an_unreachable_repo_falls_back() -> None:
