@@ -32,7 +32,7 @@ def sandbox_off(
         return cfg, None
     cfg = cfg.model_copy(
         update={
-            "tests": "off",
+            "tests": cfg.tests.model_copy(update={"enabled": False}),
             "sandbox": cfg.sandbox.model_copy(update={"backend": "none"}),
             "behaviour": cfg.behaviour.model_copy(update={"enabled": False}),
         }

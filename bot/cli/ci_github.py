@@ -76,7 +76,7 @@ def _run(
     if job.safe and not cfg.github.allow_tests_on_pull_request_target:
         cfg = cfg.model_copy(
             update={
-                "tests": "off",
+                "tests": cfg.tests.model_copy(update={"enabled": False}),
                 "sandbox": cfg.sandbox.model_copy(update={"backend": "none"}),
                 "patches": cfg.patches.model_copy(update={"enabled": False}),
             }

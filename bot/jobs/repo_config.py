@@ -94,7 +94,7 @@ def merged(server: Config, data: Mapping[str, Any], source: str) -> Config:
             log.warning("%s: '%s' capped at the server's %s", source, dotted, _get(server, dotted))
             continue
         config_mod.set_dotted(out, dotted, value)
-    if "off" in (server.tests, repo.tests):
+    if not (server.tests.enabled and repo.tests.enabled):
         out["tests"] = "off"
     return Config.model_validate(out)
 
