@@ -25,6 +25,7 @@ LAZY_COMMANDS = {
     "github": "bot.cli.github",
     "gitlab": "bot.cli.gitlab",
     "gitea": "bot.cli.gitea",
+    "bitbucket": "bot.forges.bitbucket.cli",
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",

@@ -1,0 +1,51 @@
+"""The CI environment -> the pull request a job reviews (Jenkins, or prereview's own variables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.forges.bitbucket.ci import Job, from_env
+from bot.types import PrereviewError
+
+
+def test_jenkins_pull_request_build() -> None:
+    env = {
+        "CHANGE_ID": "12",
+        "CHANGE_URL": "https://git.example.com/bitbucket/projects/PRJ/repos/widgets/pull-requests/12/overview",
+        "CHANGE_TARGET": "main",
+        "WORKSPACE": "/var/jenkins/ws",
+    }
+    assert from_env(env) == Job(
+        "https://git.example.com/bitbucket", "PRJ/widgets", 12, Path("/var/jenkins/ws"), "main"
+    )
+
+
+def test_a_personal_repository() -> None:
+    job = from_env({"CHANGE_URL": "https://bb.example.com/users/alice/repos/tools/pull-requests/4"})
+    assert isinstance(job, Job) and (job.repo, job.number) == ("~alice/tools", 4)
+
+
+def test_prereviews_own_variables_win() -> None:
+    env = {
+        "PREREVIEW_BITBUCKET_URL": "https://bb.example.com/",
+        "PREREVIEW_BITBUCKET_REPO": "OPS/infra",
+        "PREREVIEW_BITBUCKET_PR": "7",
+        "CHANGE_ID": "12",
+    }
+    job = from_env(env)
+    assert isinstance(job, Job) and (job.server_url, job.repo, job.number) == (
+        "https://bb.example.com",
+        "OPS/infra",
+        7,
+    )
+
+
+def test_a_branch_build_is_not_an_error() -> None:
+    assert "not a pull request build" in str(from_env({"BRANCH_NAME": "main"}))
+
+
+def test_a_missing_server_names_the_variable() -> None:
+    with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_URL"):
+        from_env({"CHANGE_ID": "3", "PREREVIEW_BITBUCKET_REPO": "PRJ/x"})

@@ -1,0 +1,174 @@
+"""Publishing on Bitbucket Data Center in process, against the emulated API (requests checked against
+Atlassian's spec): anchors, the summary created then edited in place, Code Insights, refusals, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.forges.bitbucket.api import BitbucketApi
+from bot.forges.bitbucket.forge import BitbucketForge, Options, publish
+from bot.forges.protocols import PermissionDenied
+from bot.render.markdown import SUMMARY_MARKER
+from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
+from tests.fakes.bitbucket_api import BOT, TOKEN, FakeBitbucket
+
+BASE, HEAD = "b" * 40, "a" * 40
+DIFF = """diff --git a/app.py b/app.py
+--- a/app.py
++++ b/app.py
+@@ -1,3 +1,5 @@
+ def f(x):
+-    return x
++    y = eval(x)
++    z = y
++    return z
+ # end
+"""
+
+
+def _change() -> ChangeRequest:
+    return ChangeRequest(ChangeRef("bitbucket", "PRJ/widgets", number=3), BASE, HEAD, DIFF)
+
+
+def _finding(line: int, side: str = "RIGHT", end: int | None = None, msg: str = "m", **kw: object) -> Finding:
+    return Finding(path="app.py", line=line, end_line=end, side=side, message=msg, severity="high", **kw)  # type: ignore[arg-type]
+
+
+def _forge(fake: FakeBitbucket, token: str = TOKEN) -> BitbucketForge:
+    return BitbucketForge(BitbucketApi(fake.url, token, fake.repo, retries=0))
+
+
+def _publish(fake: FakeBitbucket, *findings: Finding, opts: Options | None = None, failed: bool = False):  # type: ignore[no-untyped-def]
+    review = Review(BASE, HEAD, tuple(findings), Stats(), Coverage())
+    return publish(_forge(fake), _change(), review, opts, failed=failed)
+
+
+def _fake() -> FakeBitbucket:
+    return FakeBitbucket(diff_text=DIFF, base_sha=BASE, head_sha=HEAD)
+
+
+def test_added_context_and_removed_lines_are_anchored_by_their_kind() -> None:
+    with _fake() as fake:
+        res = _publish(
+            fake, _finding(2, "LEFT", msg="removed"), _finding(3, msg="added"), _finding(1, msg="context")
+        )
+        assert fake.violations == [] and fake.off_diff == []
+        by_msg = {c["text"].split("\n")[2]: fake.anchors[c["id"]] for c in fake.inline}
+        assert by_msg["removed"] | {"fromHash": "", "toHash": ""} == {
+            "diffType": "EFFECTIVE",
+            "path": "app.py",
+            "line": 2,
+            "lineType": "REMOVED",
+            "fileType": "FROM",
+            "fromHash": "",
+            "toHash": "",
+        }
+        assert (by_msg["added"]["line"], by_msg["added"]["lineType"], by_msg["added"]["fileType"]) == (
+            3,
+            "ADDED",
+            "TO",
+        )
+        assert (by_msg["context"]["line"], by_msg["context"]["lineType"]) == (1, "CONTEXT")
+        assert res.posted == 3 and res.summary == "created"
+        auth = {r.auth for r in fake.requests}
+        assert auth == {"token"}
+
+
+def test_summary_is_created_once_then_edited_in_place_with_its_version() -> None:
+    with _fake() as fake:
+        first = _publish(fake, _finding(3, msg="one"))
+        [summary] = fake.general
+        assert summary["text"].startswith(SUMMARY_MARKER) and summary["author"]["slug"] == BOT
+        again = _publish(fake, _finding(3, msg="one"))
+        assert again.posted == 0 and again.already_posted == 1 and again.summary == "unchanged"
+        third = _publish(
+            fake, _finding(3, msg="one"), Finding(path="app.py", line=40, message="far", in_diff=False)
+        )
+        assert third.summary == "updated" and third.in_summary == 1
+        [summary] = fake.general  # the same comment, edited: version 0 -> 1
+        assert summary["version"] == 1 and "far" in summary["text"]
+        assert len(fake.inline) == 1 and first.posted == 1
+        puts = [r for r in fake.requests if r.method == "PUT" and "/comments/" in r.path]
+        assert [r.body["version"] for r in puts] == [0]
+        assert fake.violations == []
+
+
+def test_someone_elses_summary_lookalike_is_not_the_bots_state() -> None:
+    with _fake() as fake:
+        fake.add_comment(
+            f"{SUMMARY_MARKER}\nfake summary <!-- prereview:fp=0123456789abcdef -->", author="mallory"
+        )
+        res = _publish(fake, _finding(3))
+        assert res.summary == "created" and len(fake.general) == 2
+        assert fake.general[0]["text"].endswith("0123456789abcdef -->")  # untouched
+
+
+def test_a_range_sits_on_its_first_line_and_the_cap_sends_the_rest_to_the_summary() -> None:
+    with _fake() as fake:
+        res = _publish(
+            fake,
+            _finding(3, end=4, msg="range"),
+            _finding(2, "LEFT", msg="two"),
+            opts=Options(max_comments=1),
+        )
+        [c] = fake.inline
+        assert c["text"].startswith("**lines 3–4**") and fake.anchors[c["id"]]["line"] == 3
+        assert res.in_summary == 1 and "two" in fake.general[0]["text"]
+
+
+def test_code_insights_report_and_annotations_replace_the_previous_run() -> None:
+    with _fake() as fake:
+        sec = _finding(3, msg="eval of input", category="security", cwe="CWE-95")
+        _publish(fake, sec, _finding(2, "LEFT", msg="gone"), failed=True)
+        report = fake.reports[(HEAD, "prereview")]
+        assert report["result"] == "FAIL" and report["title"] == "prereview"
+        notes = fake.annotations[(HEAD, "prereview")]
+        assert {(a["line"], a["severity"], a["type"]) for a in notes} == {
+            (3, "HIGH", "VULNERABILITY"),
+            (0, "HIGH", "BUG"),
+        }
+        _publish(fake, sec)  # a re-run: exactly this run's annotations, PASS now
+        assert [a["message"] for a in fake.annotations[(HEAD, "prereview")]] == ["eval of input"]
+        assert fake.reports[(HEAD, "prereview")]["result"] == "PASS"
+        assert fake.violations == []
+
+
+def test_insights_off_posts_no_report() -> None:
+    with _fake() as fake:
+        _publish(fake, _finding(3), opts=Options(insights=False))
+        assert fake.reports == {} and not any("/insights/" in r.path for r in fake.requests)
+
+
+def test_a_read_only_token_is_a_one_line_permission_error_that_names_the_fix() -> None:
+    with FakeBitbucket(diff_text=DIFF, read_only_tokens=(TOKEN,)) as fake:
+        with pytest.raises(PermissionDenied, match="PREREVIEW_BITBUCKET_TOKEN") as err:
+            _publish(fake, _finding(3))
+        assert TOKEN not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_wrong_token_is_401_and_never_shown() -> None:
+    with _fake() as fake:
+        api = BitbucketApi(fake.url, "wrong-token", fake.repo, retries=0)
+        with pytest.raises(PermissionDenied, match="401") as err:
+            api.pull(3)
+        assert "wrong-token" not in str(err.value) and "wrong-token" not in repr(api)
+
+
+def test_fetch_reads_the_pull_request_and_its_diff() -> None:
+    with FakeBitbucket(diff_text=DIFF, base_sha=BASE, head_sha=HEAD, title="T", description="D") as fake:
+        change = _forge(fake).fetch(ChangeRef("bitbucket", fake.repo, number=3))
+        assert (change.base_sha, change.head_sha, change.title, change.body) == (BASE, HEAD, "T", "D")
+        assert change.diff_text == DIFF and change.author == "dev"
+        assert fake.violations == []
+
+
+def test_comments_are_read_across_activity_pages_with_replies() -> None:
+    with _fake() as fake:
+        for i in range(130):
+            fake.add_comment(f"c{i}")
+        fake.comments[0]["comments"].append(
+            {**fake.user("x"), "id": 999, "version": 0, "text": "reply", "comments": []}
+        )
+        got = BitbucketApi(fake.url, TOKEN, fake.repo, retries=0).comments(3)
+        assert len(got) == 131 and any(c.get("parent_id") == fake.comments[0]["id"] for c in got)
+        assert sum(r.path.endswith("/activities") for r in fake.requests) == 2
