@@ -20,16 +20,13 @@ from typing import Any, TypeVar
 from ..change import git
 from ..change.diff import Hunk, parse, to_text
 from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
+from .base import PermissionDenied
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
 
 # Longest wait we accept for one rate-limit reset before giving up (a primary limit may reset in an hour).
 MAX_WAIT_SECONDS = 120.0
-
-
-class PermissionDenied(PrereviewError):
-    """The token may read but not write (a fork PR's GITHUB_TOKEN, or missing `permissions:`)."""
 
 
 @dataclass(frozen=True)

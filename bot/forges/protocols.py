@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..types import PrereviewError
+from .base import PermissionDenied, Rejected
+
+__all__ = ["DiffRefs", "MRApi", "PermissionDenied", "PullReviewApi", "Rejected"]
 
 
 @dataclass(frozen=True)
@@ -18,14 +20,6 @@ class DiffRefs:
     base_sha: str
     start_sha: str
     head_sha: str
-
-
-class Rejected(Exception):
-    """The forge refused a comment: GitLab 400 (a position not on the MR diff), Gitea 422 on a review."""
-
-
-class PermissionDenied(PrereviewError):
-    """The token may not do this (401/403): e.g. no api scope, or a role below Developer for resolving."""
 
 
 class MRApi(Protocol):
