@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bot.forges.bitbucket.api import BitbucketApi
-from bot.forges.bitbucket.forge import BitbucketForge, Options, publish
+from bot.forges.bitbucket.forge import BitbucketForge
+from bot.forges.bitbucket.publishing import Options, publish
 from bot.forges.protocols import PermissionDenied
 from bot.render.markdown import SUMMARY_MARKER
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
@@ -172,3 +173,34 @@ def test_comments_are_read_across_activity_pages_with_replies() -> None:
         got = BitbucketApi(fake.url, TOKEN, fake.repo, retries=0).comments(3)
         assert len(got) == 131 and any(c.get("parent_id") == fake.comments[0]["id"] for c in got)
         assert sum(r.path.endswith("/activities") for r in fake.requests) == 2
+
+
+def test_the_forge_protocol_reply_resolve_and_file_comments() -> None:
+    from bot.change.diff import parse
+    from bot.forges.base import ResolvesThreads
+
+    with _fake() as fake:
+        forge = _forge(fake)
+        assert isinstance(forge, ResolvesThreads)
+        outside = Finding(path="app.py", line=40, message="far", in_diff=False)
+        c = forge.placement(_change()).on_file(outside, parse(DIFF), "outside the diff")
+        assert c is not None and "line" not in c.where
+        assert forge.post_review(3, HEAD, "", [c]).posted == (c,)
+        [posted] = forge.published(3).comments
+        assert posted.path == "app.py" and posted.line is None
+        forge.reply(3, "thanks", thread=posted.id)
+        assert fake.comments[0]["comments"][0]["text"] == "thanks"
+        forge.resolve(3, posted, HEAD)
+        assert fake.comments[0]["threadResolved"] is True and forge.published(3).comments == ()
+        assert fake.violations == [] and fake.off_diff == []
+
+
+def test_a_refused_anchor_is_in_posting_refused_not_an_exception() -> None:
+    from bot.forges.base import Comment
+
+    with _fake() as fake:
+        bad = Comment(
+            _finding(3), "x", {"path": "app.py", "line": 3, "lineType": "SIDEWAYS", "fileType": "TO"}
+        )
+        posting = _forge(fake).post_review(3, HEAD, "", [bad])
+        assert posting.posted == () and posting.refused[0][0] is bad and "lineType" in posting.refused[0][1]

@@ -368,6 +368,8 @@ def _edit(c: dict[str, Any], req: Request) -> None:
     c.update(
         text=req.body.get("text", c["text"]), version=c["version"] + 1, updatedDate=int(time.time() * 1000)
     )
+    if "threadResolved" in req.body:
+        c["threadResolved"] = bool(req.body["threadResolved"])
 
 
 def _create_comment(fake: FakeBitbucket, req: Request) -> dict[str, Any]:
@@ -387,9 +389,14 @@ def _create_comment(fake: FakeBitbucket, req: Request) -> dict[str, Any]:
     if anchor:
         path = anchor.get("path")
         path = path if isinstance(path, str) else "/".join((path or {}).get("components") or [])
-        kinds = diff_lines(fake.diff_text).get(path, {})
-        if kinds.get((anchor.get("fileType", "TO"), anchor.get("line"))) != anchor.get("lineType"):
-            fake.off_diff.append(anchor)
+        kinds = diff_lines(fake.diff_text).get(path)
+        line = anchor.get("line")
+        if kinds is None or (
+            line is not None and kinds.get((anchor.get("fileType", "TO"), line)) != anchor.get("lineType")
+        ):
+            fake.off_diff.append(
+                anchor
+            )  # not a changed file, or not that line of it (a file comment: no line)
         anchor = {**anchor, "path": path, "fromHash": fake.base_sha, "toHash": fake.head_sha}
     return _shown(fake, fake.add_comment(body["text"], req.user or "", anchor))
 

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import httpx
 
 from ...types import ChangeRef, ChangeRequest, PrereviewError, Throttled
-from ..protocols import PermissionDenied, Rejected
+from ..base import PermissionDenied, Rejected
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 PAGE = 100  # activities per page (Bitbucket's default page is 25; its maximum is larger)
@@ -223,17 +223,34 @@ class BitbucketApi:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def create_comment(self, number: int, text: str, anchor: dict[str, Any] | None = None) -> dict[str, Any]:
-        """POST …/comments; an anchor Bitbucket refuses (400/409: a line not in the diff, a stale
-        fromHash) becomes Rejected, so the caller can move the finding to the summary."""
-        data: dict[str, Any] = {"text": text, **({"anchor": anchor} if anchor else {})}
-        resp = self._call(
-            "create a comment", "POST", self._pr(number, "/comments"), json=data, expect=(400, 409)
-        )
+    def create_comment(
+        self, number: int, text: str, anchor: dict[str, Any] | None = None, *, parent: int | None = None
+    ) -> dict[str, Any]:
+        """POST …/comments (inline with an `anchor`, a reply with a `parent`); an anchor Bitbucket
+        refuses (400/409: a line not in the diff, a stale hash) becomes Rejected, so the caller can move
+        the finding to the summary."""
+        data: dict[str, Any] = {"text": text}
+        if anchor:
+            data["anchor"] = anchor
+        if parent is not None:
+            data["parent"] = {"id": int(parent)}
+        url = self._pr(number, "/comments")
+        resp = self._call("create a comment", "POST", url, json=data, expect=(400, 409))
         if resp.status_code in (400, 409):
             raise Rejected(message(resp))
         out = resp.json()
         return out if isinstance(out, dict) else {}
+
+    def comment(self, number: int, comment_id: int) -> dict[str, Any]:
+        """GET …/comments/{id}: the comment as it is now (its `version` for an edit)."""
+        data = self._call("get a comment", "GET", self._pr(number, f"/comments/{int(comment_id)}")).json()
+        return data if isinstance(data, dict) else {}
+
+    def resolve_thread(self, number: int, comment_id: int, text: str, version: int) -> None:
+        """PUT …/comments/{id} with `threadResolved` (Bitbucket 8.9+), text unchanged."""
+        url = self._pr(number, f"/comments/{int(comment_id)}")
+        data = {"text": text, "version": int(version), "threadResolved": True}
+        self._call("resolve a comment thread", "PUT", url, json=data)
 
     def update_comment(self, number: int, comment_id: int, text: str, version: int) -> dict[str, Any]:
         """PUT …/comments/{id} with the version last read (Bitbucket's optimistic lock)."""

@@ -56,7 +56,7 @@ def command(
 
 
 def options_from(env: Mapping[str, str]) -> Any:
-    from .forge import Options
+    from .publishing import Options
 
     raw = env.get("PREREVIEW_BITBUCKET_MAX_COMMENTS", "").strip()
     return Options(
@@ -84,7 +84,8 @@ def run(
     from . import ci
     from .api import BitbucketApi
     from .checkout import ensure_commits
-    from .forge import BitbucketForge, publish
+    from .forge import BitbucketForge
+    from .publishing import publish
 
     job = ci.from_env(env, pr=pr)
     progress = _Echo()

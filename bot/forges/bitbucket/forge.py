@@ -1,61 +1,32 @@
-"""Publishing a Review on a Bitbucket Data Center pull request: inline comments anchored on the diff,
-one summary comment edited in place, and a Code Insights report with annotations on the head commit.
+"""BitbucketForge: the `Forge` protocol of bot/forges/base.py for Bitbucket Data Center, plus what only
+Bitbucket has here (a Code Insights report with annotations on the head commit).
 
-Collect, then flush: read the pull request's comments once; the bot's own (written by the token's
-user) carry fingerprint markers, so nothing is posted twice; each new in-diff finding becomes one
-anchored comment (up to `max_comments`), the rest are listed in the summary, as are comments Bitbucket
-refuses. The summary is created once, then edited with the `version` Bitbucket last returned.
+Bitbucket has no "review" that groups comments: `post_review` posts each comment on its own, and a
+comment Bitbucket refuses (400/409) is in `Posting.refused`. The bot's state is what the token's own
+user wrote (Bitbucket names that user in the `X-AUSERNAME` answer header): its open inline comments
+(root comments with an anchor, thread not resolved) and its summary (an unanchored comment that starts
+with the summary marker). Edits carry the comment's current `version` (read just before: Bitbucket's
+optimistic lock). A thread is resolved with `threadResolved` (Bitbucket 8.9+; `ResolvesThreads`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from ...change.diff import Diff, parse
-from ...config import ReviewConfig
-from ...progress import Progress, Quiet
-from ...render.markdown import comment_body, fingerprints_in, is_summary, summary
-from ...review_filters import plan_inline
-from ...types import ChangeRef, ChangeRequest, Finding, Review
-from ..protocols import Rejected
+from ...render.markdown import is_summary
+from ...types import ChangeRef, ChangeRequest, Review
+from ..base import Comment, Placement, Posted, Posting, Published, Rejected
+
+if TYPE_CHECKING:
+    from ..base import Forge, ResolvesThreads
 from . import insights
 from .api import BitbucketApi
-from .placement import anchor_for
+from .placement import BitbucketPlacement
 
 REPORT_KEY = "prereview"  # one report per commit, replaced on every run
-
-
-@dataclass(frozen=True)
-class Options:
-    """Bitbucket publishing knobs (environment: PREREVIEW_BITBUCKET_MAX_COMMENTS, _INSIGHTS)."""
-
-    max_comments: int = 30  # inline comments per run; the rest in the summary
-    insights: bool = True  # a Code Insights report + annotations on the head commit
-    report_key: str = REPORT_KEY
-
-
-@dataclass
-class PublishResult:
-    posted: int = 0
-    already_posted: int = 0
-    in_summary: int = 0
-    rejected: int = 0
-    summary: str = "unchanged"  # "created" | "updated" | "unchanged"
-    annotations: int = 0
-
-    def line(self) -> str:
-        parts = [f"{self.posted} new inline comment(s)"]
-        if self.in_summary:
-            parts.append(f"{self.in_summary} in the summary only")
-        if self.already_posted:
-            parts.append(f"{self.already_posted} already posted")
-        if self.rejected:
-            parts.append(f"{self.rejected} refused by Bitbucket")
-        if self.annotations:
-            parts.append(f"{self.annotations} Code Insights annotation(s)")
-        return ", ".join(parts) + f"; summary {self.summary}"
+_SECONDS = re.compile(r"\b\d+(?:\.\d+)?s\b")
 
 
 def _author(c: dict[str, Any]) -> str:
@@ -63,13 +34,21 @@ def _author(c: dict[str, Any]) -> str:
     return str(a.get("slug") or a.get("name") or "") if isinstance(a, dict) else ""
 
 
-_SECONDS = re.compile(r"\b\d+(?:\.\d+)?s\b")
+def _posted(c: dict[str, Any]) -> Posted:
+    raw = c.get("anchor")
+    anchor: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    line = anchor.get("line")
+    return Posted(
+        id=str(c.get("id")),
+        body=str(c.get("text") or ""),
+        path=str(anchor.get("path") or ""),
+        line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+        side="LEFT" if anchor.get("fileType") == "FROM" else "RIGHT",
+    )
 
 
 class BitbucketForge:
-    """A pull request's published state and the writes the publishing flow needs."""
-
-    name = "bitbucket"
+    name = "Bitbucket"
 
     def __init__(self, api: BitbucketApi) -> None:
         self.api = api
@@ -77,43 +56,51 @@ class BitbucketForge:
     def fetch(self, ref: ChangeRef) -> ChangeRequest:
         return self.api.fetch(ref)
 
-    def own_comments(self, number: int) -> list[dict[str, Any]]:
+    def placement(self, change: ChangeRequest) -> Placement:
+        return BitbucketPlacement()
+
+    def published(self, number: int) -> Published:
         comments = self.api.comments(number)
         own = self.api.own_user(number)
-        return [c for c in comments if _author(c) == own]
-
-    def posted(self, own: list[dict[str, Any]]) -> set[str]:
-        """Fingerprints the bot's inline comments already carry."""
-        return {fp for c in own if c.get("anchor") for fp in fingerprints_in(str(c.get("text") or ""))}
-
-    def post_comment(self, number: int, f: Finding, diff: Diff) -> bool:
-        """One inline comment; False when the finding has no line on the diff."""
-        anchor = anchor_for(f, diff)
-        if anchor is None:
-            return False
-        body = comment_body(
-            f if anchor["fileType"] == "TO" else f.with_(verified=False), suggestion_header=""
+        mine = [c for c in comments if _author(c) == own and "parent_id" not in c]
+        inline = tuple(_posted(c) for c in mine if c.get("anchor") and not c.get("threadResolved"))
+        summary = next(
+            (c for c in mine if not c.get("anchor") and is_summary(str(c.get("text") or ""))), None
         )
-        if max(f.last_line, f.line) > f.line:
-            body = f"**lines {f.line}–{f.last_line}**\n\n{body}"
-        self.api.create_comment(number, body, anchor)
-        return True
+        return Published(inline, _posted(summary) if summary else None)
 
-    def upsert_summary(self, number: int, own: list[dict[str, Any]], body: str) -> str:
-        previous = next(
-            (c for c in own if not c.get("anchor") and is_summary(str(c.get("text") or ""))), None
-        )
+    def post_review(self, number: int, head: str, body: str, comments: Sequence[Comment]) -> Posting:
+        posted: list[Comment] = []
+        refused: list[tuple[Comment, str]] = []
+        for c in comments:
+            try:
+                self.api.create_comment(number, c.body, dict(c.where))
+            except Rejected as exc:
+                refused.append((c, str(exc) or "refused"))
+            else:
+                posted.append(c)
+        return Posting(tuple(posted), tuple(refused), requests=len(posted))
+
+    def upsert_summary(self, number: int, body: str, previous: Posted | None) -> str:
         if previous is None:
             self.api.create_comment(number, body)
             return "created"
-        old = str(previous.get("text") or "")
-        if _SECONDS.sub("", old).strip() == _SECONDS.sub("", body).strip():
+        if _SECONDS.sub("", previous.body).strip() == _SECONDS.sub("", body).strip():
             return "unchanged"
-        self.api.update_comment(number, int(previous["id"]), body, int(previous.get("version") or 0))
+        current = self.api.comment(number, int(previous.id))
+        self.api.update_comment(number, int(previous.id), body, int(current.get("version") or 0))
         return "updated"
 
-    def reply(self, number: int, text: str) -> None:
-        self.api.create_comment(number, text)
+    def reply(self, number: int, body: str, thread: str | None = None) -> None:
+        self.api.create_comment(number, body, parent=int(thread) if thread else None)
+
+    def resolve(self, number: int, comment: Posted, head: str) -> None:
+        """Resolve the thread of a comment whose finding is gone at `head` (PermissionDenied when the
+        token may comment but not resolve)."""
+        current = self.api.comment(number, int(comment.id))
+        self.api.resolve_thread(
+            number, int(comment.id), str(current.get("text") or ""), int(current.get("version") or 0)
+        )
 
     def report(self, sha: str, review: Review, *, failed: bool, key: str = REPORT_KEY) -> int:
         """The Code Insights report and its annotations on `sha`; returns the annotation count."""
@@ -123,48 +110,8 @@ class BitbucketForge:
         return len(notes)
 
 
-def publish(
-    forge: BitbucketForge,
-    change: ChangeRequest,
-    review: Review,
-    opts: Options | None = None,
-    *,
-    failed: bool = False,
-    progress: Progress | None = None,
-    review_cfg: ReviewConfig | None = None,
-) -> PublishResult:
-    """Post `review` on pull request `change.ref.number` (anchored on `change.diff_text`)."""
-    opts, progress = opts or Options(), progress or Quiet()
-    number = change.ref.number
-    if number is None:
-        raise ValueError("publish needs the pull request id in change.ref.number")
-    diff = parse(change.diff_text)
-    own = forge.own_comments(number)
-    done = forge.posted(own)
-    where = plan_inline(review.findings, diff, review_cfg or ReviewConfig())
-    res, not_inline, notes = PublishResult(), [], review.notes
-    for f in review.findings:
-        if f.fingerprint in done:
-            res.already_posted += 1
-            continue
-        done.add(f.fingerprint)
-        inline = f.in_diff and where.get(f.fingerprint) == "line" and res.posted < opts.max_comments
-        try:
-            ok = inline and forge.post_comment(number, f, diff)
-        except Rejected as exc:
-            progress.message(
-                f"Bitbucket refused a comment on {f.path}:{f.line} ({exc}); it is in the summary"
-            )
-            res.rejected += 1
-            ok = False
-        res.posted += ok
-        if not ok:
-            not_inline.append(f)
-    if res.rejected:
-        notes += (f"Bitbucket refused {res.rejected} inline comment(s); they are listed here.",)
-    res.in_summary = len(not_inline)
-    body = summary(replace(review, notes=notes), not_inline=tuple(not_inline))
-    res.summary = forge.upsert_summary(number, own, body)
-    if opts.insights:
-        res.annotations = forge.report(change.head_sha, review, failed=failed, key=opts.report_key)
-    return res
+if TYPE_CHECKING:  # mypy proves the class is a Forge that resolves threads
+
+    def _is_a_forge(api: BitbucketApi) -> tuple[Forge, ResolvesThreads]:
+        forge = BitbucketForge(api)
+        return forge, forge
