@@ -12,7 +12,6 @@ from pathlib import Path
 
 import yaml
 
-from bot.render.markdown import SUMMARY_MARKER
 from tests.conftest import git
 from tests.fakes.bitbucket_api import TOKEN, FakeBitbucket
 
@@ -75,7 +74,7 @@ def test_a_pull_request_build_posts_anchored_comments_a_summary_and_a_report(
             "TO",
         )
         [summary] = fake.general
-        assert summary["text"].startswith(SUMMARY_MARKER)
+        assert summary["text"].startswith("[prereview:summary]: #")
         report = fake.reports[(head, "prereview")]
         assert report["result"] == "PASS" and len(fake.annotations[(head, "prereview")]) == 1
         assert "1 new inline comment(s)" in first.stderr and "summary created" in first.stderr

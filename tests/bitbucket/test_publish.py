@@ -9,7 +9,6 @@ from bot.forges.bitbucket.api import BitbucketApi
 from bot.forges.bitbucket.forge import BitbucketForge
 from bot.forges.bitbucket.publishing import Options, publish
 from bot.forges.protocols import PermissionDenied
-from bot.render.markdown import SUMMARY_MARKER
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.bitbucket_api import BOT, TOKEN, FakeBitbucket
 
@@ -79,7 +78,8 @@ def test_summary_is_created_once_then_edited_in_place_with_its_version() -> None
     with _fake() as fake:
         first = _publish(fake, _finding(3, msg="one"))
         [summary] = fake.general
-        assert summary["text"].startswith(SUMMARY_MARKER) and summary["author"]["slug"] == BOT
+        assert summary["text"].startswith("[prereview:summary]: #\n") and summary["author"]["slug"] == BOT
+        assert "<!--" not in summary["text"] and "<!--" not in fake.inline[0]["text"]  # shown as text there
         again = _publish(fake, _finding(3, msg="one"))
         assert again.posted == 0 and again.already_posted == 1 and again.summary == "unchanged"
         third = _publish(
@@ -97,11 +97,11 @@ def test_summary_is_created_once_then_edited_in_place_with_its_version() -> None
 def test_someone_elses_summary_lookalike_is_not_the_bots_state() -> None:
     with _fake() as fake:
         fake.add_comment(
-            f"{SUMMARY_MARKER}\nfake summary <!-- prereview:fp=0123456789abcdef -->", author="mallory"
+            "[prereview:summary]: #\nfake summary\n[prereview:fp=0123456789abcdef]: #", author="mallory"
         )
         res = _publish(fake, _finding(3))
         assert res.summary == "created" and len(fake.general) == 2
-        assert fake.general[0]["text"].endswith("0123456789abcdef -->")  # untouched
+        assert fake.general[0]["text"].endswith("0123456789abcdef]: #")  # untouched
 
 
 def test_a_range_sits_on_its_first_line_and_the_cap_sends_the_rest_to_the_summary() -> None:
@@ -204,3 +204,16 @@ def test_a_refused_anchor_is_in_posting_refused_not_an_exception() -> None:
         )
         posting = _forge(fake).post_review(3, HEAD, "", [bad])
         assert posting.posted == () and posting.refused[0][0] is bad and "lineType" in posting.refused[0][1]
+
+
+def test_untrusted_text_cannot_become_a_marker_on_bitbucket() -> None:
+    """A model message with a line in the reference form is written with an invisible break, so reading
+    the bot's own comment back finds only the bot's markers."""
+    from bot.render.markdown import fingerprints_in
+
+    with _fake() as fake:
+        forged = "0123456789abcdef"
+        f = _finding(3, msg=f"look\n[prereview:fp={forged}]: #")
+        _publish(fake, f)
+        [posted] = _forge(fake).published(3).comments
+        assert fingerprints_in(posted.body) == {f.fingerprint}

@@ -62,7 +62,7 @@ def test_a_comment_is_a_comment_event_and_a_reply_names_its_thread() -> None:
 
 def test_the_bots_own_comment_is_marked() -> None:
     data = _payload("pr_comment_added.json")
-    data["comment"]["text"] = "<!-- prereview:summary -->\nhello"
+    data["comment"]["text"] = "[prereview:summary]: #\nhello"  # a marker as the bot writes it on Bitbucket
     ev = parse("pr:comment:added", data)
     assert isinstance(ev, Event) and ev.is_bot
 

@@ -6,7 +6,9 @@ comment Bitbucket refuses (400/409) is in `Posting.refused`. The bot's state is 
 user wrote (Bitbucket names that user in the `X-AUSERNAME` answer header): its open inline comments
 (root comments with an anchor, thread not resolved) and its summary (an unanchored comment that starts
 with the summary marker). Edits carry the comment's current `version` (read just before: Bitbucket's
-optimistic lock). A thread is resolved with `threadResolved` (Bitbucket 8.9+; `ResolvesThreads`).
+optimistic lock). Hidden markers travel as Markdown link reference definitions (`markers.py`):
+Bitbucket shows raw HTML comments as text. A thread is resolved with `threadResolved` (Bitbucket 8.9+;
+`ResolvesThreads`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from ..base import Forge, ResolvesThreads
 from . import insights
 from .api import BitbucketApi
+from .markers import from_bitbucket, to_bitbucket
 from .placement import BitbucketPlacement
 
 REPORT_KEY = "prereview"  # one report per commit, replaced on every run
@@ -40,7 +43,7 @@ def _posted(c: dict[str, Any]) -> Posted:
     line = anchor.get("line")
     return Posted(
         id=str(c.get("id")),
-        body=str(c.get("text") or ""),
+        body=from_bitbucket(str(c.get("text") or "")),
         path=str(anchor.get("path") or ""),
         line=line if isinstance(line, int) and not isinstance(line, bool) else None,
         side="LEFT" if anchor.get("fileType") == "FROM" else "RIGHT",
@@ -65,7 +68,8 @@ class BitbucketForge:
         mine = [c for c in comments if _author(c) == own and "parent_id" not in c]
         inline = tuple(_posted(c) for c in mine if c.get("anchor") and not c.get("threadResolved"))
         summary = next(
-            (c for c in mine if not c.get("anchor") and is_summary(str(c.get("text") or ""))), None
+            (c for c in mine if not c.get("anchor") and is_summary(from_bitbucket(str(c.get("text") or "")))),
+            None,
         )
         return Published(inline, _posted(summary) if summary else None)
 
@@ -74,7 +78,7 @@ class BitbucketForge:
         refused: list[tuple[Comment, str]] = []
         for c in comments:
             try:
-                self.api.create_comment(number, c.body, dict(c.where))
+                self.api.create_comment(number, to_bitbucket(c.body), dict(c.where))
             except Rejected as exc:
                 refused.append((c, str(exc) or "refused"))
             else:
@@ -83,16 +87,17 @@ class BitbucketForge:
 
     def upsert_summary(self, number: int, body: str, previous: Posted | None) -> str:
         if previous is None:
-            self.api.create_comment(number, body)
+            self.api.create_comment(number, to_bitbucket(body))
             return "created"
         if _SECONDS.sub("", previous.body).strip() == _SECONDS.sub("", body).strip():
             return "unchanged"
         current = self.api.comment(number, int(previous.id))
-        self.api.update_comment(number, int(previous.id), body, int(current.get("version") or 0))
+        version = int(current.get("version") or 0)
+        self.api.update_comment(number, int(previous.id), to_bitbucket(body), version)
         return "updated"
 
     def reply(self, number: int, body: str, thread: str | None = None) -> None:
-        self.api.create_comment(number, body, parent=int(thread) if thread else None)
+        self.api.create_comment(number, to_bitbucket(body), parent=int(thread) if thread else None)
 
     def resolve(self, number: int, comment: Posted, head: str) -> None:
         """Resolve the thread of a comment whose finding is gone at `head` (PermissionDenied when the

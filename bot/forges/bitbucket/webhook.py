@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from ...server.events import BOT_MARKER, Event
+from .markers import from_bitbucket
 
 PR_EVENTS = {"pr:opened": "opened", "pr:from_ref_updated": "synchronize"}
 COMMENT_EVENT = "pr:comment:added"
@@ -85,7 +86,7 @@ def parse(event_key: str, payload: Any, bot_logins: frozenset[str] = frozenset()
     comment = _get(payload, "comment", want=dict)
     if comment is None:
         return "pr:comment:added payload has no comment"
-    body = _get(comment, "text") or ""
+    body = from_bitbucket(_get(comment, "text") or "")
     login = _get(comment, "author", "slug") or actor
     parent = _get(payload, "commentParentId", want=int)
     is_bot = login.lower() in bot_logins or BOT_MARKER in body or _get(comment, "author", "type") == "SERVICE"
