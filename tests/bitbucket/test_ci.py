@@ -49,3 +49,10 @@ def test_a_branch_build_is_not_an_error() -> None:
 def test_a_missing_server_names_the_variable() -> None:
     with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_URL"):
         from_env({"CHANGE_ID": "3", "PREREVIEW_BITBUCKET_REPO": "PRJ/x"})
+
+
+def test_the_example_jenkinsfile_runs_prereview_bitbucket_on_pull_requests_with_the_token_bound() -> None:
+    text = (Path(__file__).resolve().parents[2] / "examples" / "bitbucket" / "Jenkinsfile").read_text()
+    assert "when { changeRequest() }" in text and "sh 'prereview bitbucket'" in text
+    assert "variable: 'PREREVIEW_BITBUCKET_TOKEN'" in text and "withCredentials" in text
+    assert "pip install" not in text  # the release image: nothing installed by name

@@ -217,3 +217,16 @@ def test_untrusted_text_cannot_become_a_marker_on_bitbucket() -> None:
         _publish(fake, f)
         [posted] = _forge(fake).published(3).comments
         assert fingerprints_in(posted.body) == {f.fingerprint}
+
+
+def test_an_overloaded_server_is_retried_with_backoff_then_a_throttled_error() -> None:
+    from bot.types import Throttled
+
+    with _fake() as fake:
+        slept: list[float] = []
+        api = BitbucketApi(fake.url, TOKEN, fake.repo, retries=2, sleep=slept.append)
+        fake.fail_next = [503, 429]
+        assert api.pull(3)["id"] == 3 and slept == [1.0, 2.0]
+        fake.fail_next = [503, 503, 503]
+        with pytest.raises(Throttled, match="run again later"):
+            api.pull(3)

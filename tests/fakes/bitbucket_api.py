@@ -161,6 +161,7 @@ class FakeBitbucket:
         self.requests: list[Request] = []
         self.violations: list[str] = []
         self.off_diff: list[dict[str, Any]] = []
+        self.fail_next: list[int] = []  # statuses to answer before handling anything (503: overloaded)
         self.spec = json.loads(SPEC_PATH.read_text())
         schemas = json.loads(json.dumps(self.spec["components"]["schemas"]))
         _as_documented(schemas)
@@ -540,6 +541,8 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 if path == split.path:
                     raise _Reply(404, _err("not found"))
+                if fake.fail_next:
+                    raise _Reply(fake.fail_next.pop(0), _err("Service Unavailable"))
                 if req.auth == "bad":
                     raise _Reply(
                         401, _err("Authentication failed. Please check your credentials and try again.")
