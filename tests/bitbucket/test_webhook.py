@@ -78,3 +78,25 @@ def test_a_payload_without_a_valid_repository_is_ignored() -> None:
     data["pullRequest"]["toRef"]["repository"]["slug"] = "../../admin"
     assert isinstance(parse("pr:opened", data), str)
     assert isinstance(parse("pr:opened", {"pullRequest": "nope"}), str)
+
+
+def test_receive_checks_the_signature_before_reading_the_body() -> None:
+    from bot.forges.bitbucket.webhook import receive
+
+    body = (DATA / "pr_opened.json").read_bytes()
+    good = {"x-event-key": "pr:opened", "x-hub-signature": signature(SECRET, body)}
+    ev = receive(SECRET, body, good)
+    assert isinstance(ev, Event) and ev.repo == "PRJ/widgets"
+    bad = receive(SECRET, body, {**good, "x-hub-signature": signature("wrong", body)})
+    assert isinstance(bad, tuple) and bad[0] == 401 and "X-Hub-Signature" in bad[1]
+    assert receive(
+        SECRET, b"{", {"x-event-key": "pr:opened", "x-hub-signature": signature(SECRET, b"{")}
+    ) == (
+        400,
+        "body is not JSON",
+    )
+    ping = {"x-event-key": "diagnostics:ping", "x-hub-signature": signature(SECRET, b"{}")}
+    assert receive(SECRET, b"{}", ping) == (200, "pong")
+    merged = {"x-event-key": "pr:merged", "x-hub-signature": signature(SECRET, body)}
+    ignored = receive(SECRET, body, merged)
+    assert isinstance(ignored, tuple) and ignored[0] == 200 and "pr:merged" in ignored[1]

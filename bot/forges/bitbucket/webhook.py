@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ...server.events import BOT_MARKER, Event
@@ -103,3 +105,25 @@ def parse(event_key: str, payload: Any, bot_logins: frozenset[str] = frozenset()
         is_bot=is_bot,
         thread=str(parent) if parent else "",
     )
+
+
+def receive(
+    secret: str | None, body: bytes, headers: Mapping[str, str], bot_logins: frozenset[str] = frozenset()
+) -> Event | tuple[int, str]:
+    """One delivery as the webhook server sees it (`headers` with lower-case names): the Event to queue,
+    or the (status, reason) to answer. A missing or wrong signature is 401 before the body is read as
+    JSON; "Test connection" (`diagnostics:ping`) is answered 200; other events are 200 with the reason."""
+    if not signature_ok(secret, body, headers.get("x-hub-signature")):
+        return (
+            401,
+            "missing or bad X-Hub-Signature (set the webhook's secret to PREREVIEW_BITBUCKET_WEBHOOK_SECRET)",
+        )
+    key = headers.get("x-event-key", "")
+    if key == "diagnostics:ping":
+        return 200, "pong"
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return 400, "body is not JSON"
+    got = parse(key, payload, bot_logins)
+    return (200, got) if isinstance(got, str) else got
