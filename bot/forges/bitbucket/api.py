@@ -182,7 +182,7 @@ class BitbucketApi:
     def comments(self, number: int) -> list[dict[str, Any]]:
         """Every comment on the pull request, replies included, each with `anchor` when it is inline
         (read from the activities: Bitbucket has no endpoint listing all of a PR's comments)."""
-        out: list[dict[str, Any]] = []
+        found: dict[Any, dict[str, Any]] = {}  # by id: a reply may also be its own activity
         start: int | None = 0
         while start is not None:
             page = self._call(
@@ -195,11 +195,13 @@ class BitbucketApi:
                 c = act.get("comment") if isinstance(act, dict) and act.get("action") == "COMMENTED" else None
                 if isinstance(c, dict) and act.get("commentAction", "ADDED") == "ADDED":
                     anchor = act.get("commentAnchor")
-                    out += _thread(c, anchor if isinstance(anchor, dict) else None)
+                    for x in _thread(c, anchor if isinstance(anchor, dict) else None):
+                        if x.get("id") not in found or "parent_id" in x:  # the copy inside its thread
+                            found[x.get("id")] = x
             last = not isinstance(page, dict) or page.get("isLastPage", True)
             nxt = page.get("nextPageStart") if isinstance(page, dict) else None
             start = None if last or not isinstance(nxt, int) else nxt
-        return out
+        return list(found.values())
 
     def fetch(self, ref: ChangeRef) -> ChangeRequest:
         """A ChangeRequest from the API alone (no checkout): what a webhook worker reviews."""

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ...cli.options import config_options
+
+if TYPE_CHECKING:
+    from .publishing import Options
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
@@ -55,7 +58,8 @@ def command(
     )
 
 
-def options_from(env: Mapping[str, str]) -> Any:
+def options_from(env: Mapping[str, str]) -> Options:
+    """The publishing knobs from PREREVIEW_BITBUCKET_MAX_COMMENTS and PREREVIEW_BITBUCKET_INSIGHTS."""
     from .publishing import Options
 
     raw = env.get("PREREVIEW_BITBUCKET_MAX_COMMENTS", "").strip()
