@@ -11,8 +11,8 @@ import pytest
 
 from bot.change.diff import parse
 from bot.config import Config, GitLabConfig, ReviewConfig
-from bot.forges.github import GitHubAPI
-from bot.forges.gitlab import GitLabForge
+from bot.forges.github.api import GitHubAPI
+from bot.forges.gitlab.forge import GitLabForge
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher
@@ -144,7 +144,7 @@ def test_gitlab_file_mode_and_added_mode(make_repo) -> None:  # type: ignore[no-
         res = gitlab_publish(
             forge, change, review, GitLabConfig(), review_cfg=ReviewConfig(filter_mode="file")
         )
-        assert (res.discussions, res.file_notes, res.in_summary) == (1, 1, 0)
+        assert (res.comments, res.file_comments, res.in_summary) == (1, 1, 0)
         file_note = next(n for n in gl.diff_notes if n["position"]["position_type"] == "file")
         assert "**line 20** (outside the diff)" in file_note["body"]
         assert gl.violations == []
@@ -153,7 +153,7 @@ def test_gitlab_file_mode_and_added_mode(make_repo) -> None:  # type: ignore[no-
         res = gitlab_publish(
             forge, change, review, GitLabConfig(), review_cfg=ReviewConfig(filter_mode="added")
         )
-        assert (res.discussions, res.file_notes, res.in_summary) == (0, 0, 2) and gl.diff_notes == []
+        assert (res.comments, res.file_comments, res.in_summary) == (0, 0, 2) and gl.diff_notes == []
 
 
 class _Session(GitHubSession):

@@ -156,8 +156,8 @@ def run(
     force: bool = False,
 ) -> int:
     from ..change import git
-    from ..forges.gitea import GiteaForge
-    from ..forges.protocols import PermissionDenied
+    from ..forges.base import PermissionDenied
+    from ..forges.gitea.forge import GiteaForge
     from ..pipeline.run import exit_code, load_config, review_change
     from ..publish.gitea import publish
     from ..review_filters import skip_message, skip_reason

@@ -143,7 +143,8 @@ def command(
 def _run(
     job: Job, env: Mapping[str, str], *, overrides: dict[str, Any], config_file: Path | None, full: bool
 ) -> int:
-    from ..forges.github import GitHubAPI, GitHubForge
+    from ..forges.github.api import GitHubAPI
+    from ..forges.github.forge import GitHubForge
     from ..pipeline.run import load_config
     from ..publish.github import GitHubPublisher
 
@@ -235,7 +236,7 @@ def _describe(job: Job, cfg: Any, forge: Any, publisher: Any, *, update: bool) -
 
 
 def _react(api: Any, comment_id: int) -> None:
-    from ..forges.github import PermissionDenied
+    from ..forges.base import PermissionDenied
 
     try:
         api.react(comment_id, "eyes")
@@ -273,10 +274,11 @@ def _review(
     notes: list[str],
 ) -> int:
     from ..change.diff import parse
-    from ..forges.github import PermissionDenied, restrict_diff
+    from ..forges.base import PermissionDenied
+    from ..forges.github import actions
+    from ..forges.github.checks import create_check_run, upload_sarif
+    from ..forges.github.diff import restrict_diff
     from ..pipeline.run import exit_code, review_change
-    from ..publish import github_actions as actions
-    from ..publish.github_checks import create_check_run, upload_sarif
     from ..render.markdown import summary
     from ..review_filters import skip_message, skip_reason
     from ..types import ChangeRef, Skipped

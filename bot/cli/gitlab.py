@@ -157,7 +157,8 @@ def run(
     force: bool = False,
 ) -> int:
     from ..change import git
-    from ..forges.gitlab import GitLabForge, PermissionDenied
+    from ..forges.base import PermissionDenied
+    from ..forges.gitlab.forge import GitLabForge
     from ..pipeline.run import exit_code, load_config, review_change
     from ..publish.gitlab import publish
     from ..render.codequality import render_codequality

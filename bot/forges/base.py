@@ -37,6 +37,7 @@ class Posted:
     line: int | None = None  # the line it sits on; None when on the whole file, or outdated
     side: str = "RIGHT"  # "LEFT": `line` counts in the old file
     thread: str = ""  # what a reply or a resolve addresses (GitLab: the discussion id); "" = `id`
+    resolved: bool = False  # nothing left to resolve: resolved already, or a note the forge cannot resolve
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Published:
 
     comments: tuple[Posted, ...] = ()
     summary: Posted | None = None
+    listed: frozenset[str] = frozenset()  # fingerprints the summary keeps as state (KeepsState forges)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Comment:
     body: str
     where: Mapping[str, Any]
     also: tuple[Finding, ...] = ()
+    on_file: bool = False  # on the whole file, not on lines
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,9 @@ class Forge(Protocol):
         ...
 
     def post_review(self, number: int, head: str, body: str, comments: Sequence[Comment]) -> Posting:
-        """Post `comments` on commit `head`, as one review where the forge has reviews (`body` is its
-        text); a comment the forge refuses is in `Posting.refused`, never an exception."""
+        """Post `comments` on commit `head`, as one review where the forge has reviews (`body`: the
+        review's counts line, for its text); a comment the forge refuses is in `Posting.refused`, never
+        an exception."""
         ...
 
     def upsert_summary(self, number: int, body: str, previous: Posted | None) -> str:
@@ -132,6 +136,17 @@ class ResolvesThreads(Protocol):
     def resolve(self, number: int, comment: Posted, head: str) -> None:
         """Mark `comment` resolved: its finding is gone at `head`. PermissionDenied when the token's role
         may post but not resolve."""
+        ...
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """The forge keeps the bot's state in the summary comment itself (GitHub: the fingerprints listed
+    there, the last reviewed head, `/pause`), as hidden markers at its end."""
+
+    def with_state(self, body: str, head: str, carried: set[str], previous: Posted | None) -> str:
+        """`body` with the state markers: `head`, the fingerprints `carried` over from `previous` (an
+        incremental review keeps what it did not re-review), whether reviews are paused."""
         ...
 
 

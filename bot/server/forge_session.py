@@ -95,7 +95,7 @@ class GitHubSession(_GitOverHttps):
     @property
     def api(self) -> Any:
         """The REST client, created on first use (a GitHub App token costs an API call)."""
-        from ..forges.github import GitHubAPI
+        from ..forges.github.api import GitHubAPI
 
         if self._api is None:
             self._token = _github_token(self.job, self.cfg, self._secrets)
@@ -105,7 +105,7 @@ class GitHubSession(_GitOverHttps):
         return self._api
 
     def fetch(self) -> ChangeRequest:
-        from ..forges.github import GitHubForge
+        from ..forges.github.forge import GitHubForge
 
         return GitHubForge(self.api).fetch(ChangeRef("github", self.job.repo, number=self.job.number))
 
@@ -198,7 +198,8 @@ class GitHubSession(_GitOverHttps):
         """Post the fix as one review of committable suggestions; False when GitHub cannot place them."""
         from github import GithubException
 
-        from ..publish.github import GitHubPublisher, inline_comment
+        from ..forges.github.placement import inline_comment
+        from ..publish.github import GitHubPublisher
 
         diff = parse(change.diff_text)
         posted = GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).posted()
@@ -247,7 +248,7 @@ class GitLabSession(_GitOverHttps):
     _git_user = "oauth2"
 
     def __init__(self, job: Job, cfg: Config, secrets: Secrets) -> None:
-        from ..forges.gitlab import GitLabForge
+        from ..forges.gitlab.forge import GitLabForge
 
         if not secrets.gitlab_token:
             raise PrereviewError(
@@ -319,7 +320,7 @@ class GitLabSession(_GitOverHttps):
         return False  # GitLab gets the patch as a diff in the reply
 
     def _git_url(self) -> str:
-        from ..forges.gitlab import api_root
+        from ..forges.gitlab.api import api_root
 
         base = self.cfg.server.gitlab_git_url or api_root(self.cfg.server.gitlab_url)
         return f"{base.rstrip('/')}/{self.job.repo}.git"
@@ -349,7 +350,7 @@ class GitLabSession(_GitOverHttps):
 def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
     """For the webhook server: may a GitLab command's author run it (Developer+)? A short timeout and no
     retries (the webhook is answered while GitLab waits); an error leaves the check to the worker."""
-    from ..forges.gitlab import GitLabForge
+    from ..forges.gitlab.forge import GitLabForge
 
     def check(job: Job) -> bool:
         if job.author_id is None:

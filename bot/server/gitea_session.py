@@ -25,7 +25,7 @@ NO_TOKEN = "no Gitea token; set PREREVIEW_GITEA_TOKEN (or PREREVIEW_GITEA_TOKEN_
 
 
 def _forge(cfg: Config, token: str | None, repo: str, **kw: Any) -> Any:
-    from ..forges.gitea import GiteaForge
+    from ..forges.gitea.forge import GiteaForge
 
     if not cfg.server.gitea_url:
         raise PrereviewError("server.gitea_url is not set; set it (or PREREVIEW_GITEA_URL) to the Gitea URL")
@@ -92,7 +92,7 @@ class GiteaSession(_GitOverHttps):
         return False  # Gitea has no committable suggestions: the fix goes in the reply as a diff
 
     def _git_url(self) -> str:
-        from ..forges.gitea import server_root
+        from ..forges.gitea.api import server_root
 
         base = self.cfg.server.gitea_git_url or server_root(self.cfg.server.gitea_url)
         return f"{base.rstrip('/')}/{self.job.repo}.git"

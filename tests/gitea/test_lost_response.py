@@ -5,7 +5,7 @@ front of the emulated API."""
 from __future__ import annotations
 
 from bot.config import GiteaConfig
-from bot.forges.gitea import GiteaForge
+from bot.forges.gitea.forge import GiteaForge
 from bot.publish.gitea import publish
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.gitea_api import TOKEN, FakeGitea

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.change.diff import parse
-from bot.publish.github import RESOLVED_MARKER
+from bot.forges.github.summary import RESOLVED_MARKER
 from bot.render.markdown import SUMMARY_MARKER, fingerprints_in
 
 from .conftest import Action, git, payload, pr_diff

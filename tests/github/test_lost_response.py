@@ -5,7 +5,7 @@ emulated API."""
 from __future__ import annotations
 
 from bot.change.diff import parse
-from bot.forges.github import GitHubAPI
+from bot.forges.github.api import GitHubAPI
 from bot.publish.github import GitHubPublisher
 from bot.render.markdown import SUMMARY_MARKER
 from bot.types import Coverage, Finding, Review, Stats

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from bot.change.diff import parse
-from bot.forges.github import GitHubAPI, patch_to_diff, restrict_diff, retry_wait
-from bot.publish import github_actions as actions
-from bot.publish.github import GitHubPublisher, inline_comment
-from bot.publish.github_checks import create_check_run
+from bot.forges.github import actions
+from bot.forges.github.api import GitHubAPI
+from bot.forges.github.checks import create_check_run
+from bot.forges.github.diff import patch_to_diff, restrict_diff
+from bot.forges.github.errors import retry_wait
+from bot.forges.github.placement import inline_comment
+from bot.publish.github import GitHubPublisher
 from bot.render.markdown import SUMMARY_MARKER, fingerprint_marker
 from bot.types import Coverage, Finding, Review, Stats
 from tests.fakes.github_api import FakeGitHub
@@ -180,7 +183,7 @@ def test_restrict_diff_keeps_hunks_touched_by_new_commits() -> None:
 
 @pytest.mark.parametrize("status", [401, 403])  # a 404: tests/server/test_forge_limits.py
 def test_write_refused_is_permission_denied(status: int) -> None:
-    from bot.forges.github import PermissionDenied
+    from bot.forges.base import PermissionDenied
 
     with FakeGitHub(diff_text=_diff(1), head_sha=HEAD, base_sha=BASE) as gh:
         gh.fail("POST", r"/issues/1/comments$", status, message="Resource not accessible by integration")

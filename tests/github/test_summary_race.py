@@ -4,7 +4,7 @@ event) leave one summary comment, never two (issue 27, item 5)."""
 from __future__ import annotations
 
 from bot.change.diff import parse
-from bot.forges.github import GitHubAPI
+from bot.forges.github.api import GitHubAPI
 from bot.publish.github import GitHubPublisher
 from bot.render.markdown import SUMMARY_MARKER
 from bot.types import Coverage, Finding, Review, Stats

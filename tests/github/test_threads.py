@@ -6,8 +6,10 @@ from __future__ import annotations
 import httpx
 
 from bot.change.diff import parse
-from bot.forges.github import RESOLVE_MUTATION, THREADS_QUERY, GitHubAPI
-from bot.publish.github import RESOLVED_MARKER, GitHubPublisher
+from bot.forges.github.api import GitHubAPI
+from bot.forges.github.graphql import RESOLVE_MUTATION, THREADS_QUERY
+from bot.forges.github.summary import RESOLVED_MARKER
+from bot.publish.github import GitHubPublisher
 from bot.types import Coverage, Finding, Review, Stats
 from tests.fakes.github_api import FakeGitHub
 

@@ -127,7 +127,7 @@ def test_dogfood_concurrency_and_trigger_filter() -> None:
 
 
 def test_outputs_match_what_prereview_writes() -> None:
-    from bot.publish.github_actions import review_outputs
+    from bot.forges.github.actions import review_outputs
     from bot.types import Coverage, Review, Stats
 
     action = yaml.safe_load((ROOT / "action.yml").read_text())

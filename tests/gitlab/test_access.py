@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.config import Config, ServerConfig
-from bot.forges.gitlab import GitLabForge
+from bot.forges.gitlab.forge import GitLabForge
 from bot.server.forge_session import GitLabSession
 from bot.server.jobs import Job
 from bot.server.secrets import Secrets

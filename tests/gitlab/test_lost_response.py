@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config import GitLabConfig
-from bot.forges.gitlab import GitLabForge
+from bot.forges.gitlab.forge import GitLabForge
 from bot.publish.gitlab import publish
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.gitlab_api import TOKEN, FakeGitLab

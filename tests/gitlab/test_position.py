@@ -1,4 +1,4 @@
-"""Diff positions: prereview's (bot.publish.gitlab_position) against the fake's own GitLab emulation."""
+"""Diff positions: prereview's (bot.forges.gitlab.placement) against the fake's own GitLab emulation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.change.diff import parse
-from bot.publish.gitlab_position import DiffRefs, anchor, file_position, gitlab_lines, line_code
+from bot.forges.gitlab.placement import DiffRefs, anchor, file_position, gitlab_lines, line_code
 from bot.types import Finding
 from tests.fakes.gitlab_api import INCOMPLETE_ERROR, LINE_CODE_ERROR, FakeGitLab
 

@@ -10,7 +10,7 @@ import pytest
 
 from bot.change.diff import parse
 from bot.config import GitLabConfig
-from bot.forges.gitlab import GitLabForge
+from bot.forges.gitlab.forge import GitLabForge
 from bot.publish.gitlab import publish
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, PrereviewError, Review, Skipped, Stats
 from tests.fakes.gitlab_api import LINE_CODE_ERROR, TOKEN, FakeGitLab
@@ -79,7 +79,7 @@ def test_added_context_and_removed_lines_get_the_position_gitlab_expects(
         Finding("new.py", 1, "new file", quote="x = 1"),
     )
     res = publish(forge(gl), change, review(change, *findings), GitLabConfig())
-    assert (res.discussions, res.file_notes, res.in_summary) == (5, 0, 0)
+    assert (res.comments, res.file_comments, res.in_summary) == (5, 0, 0)
     assert gl.violations == [] and gl.rejected == []
     assert_positions_on_diff(gl)
     pos = [n["position"] for n in gl.diff_notes]
@@ -136,7 +136,7 @@ def test_a_refused_position_is_never_lost(gl: FakeGitLab, change: ChangeRequest)
     f = Finding("app.py", 15, "claimed in diff", quote="line 15")
     res = publish(forge(gl), change, review(change, f), GitLabConfig())
     # line 15 is not a diff line: no position is even tried, the file note carries it
-    assert (res.discussions, res.file_notes) == (0, 1)
+    assert (res.comments, res.file_comments) == (0, 1)
     assert gl.diff_notes[0]["position"]["position_type"] == "file"
     gl.discussions.clear()
     gl.file_positions = False
@@ -150,7 +150,7 @@ def test_line_code_error_from_gitlab_falls_back(gl: FakeGitLab, change: ChangeRe
     f = Finding("app.py", 3, "x", quote="line 3 changed")
     res = publish(forge(gl), change, review(change, f), GitLabConfig())
     assert [e for _, e in gl.rejected] == [LINE_CODE_ERROR]
-    assert res.file_notes == 1 and len(res.rejections) == 1
+    assert res.file_comments == 1 and len(res.rejections) == 1
     assert "refused the diff position of 1 finding(s)" in gl.notes[-1]["body"]
 
 
@@ -160,7 +160,7 @@ def test_rerun_is_idempotent_and_stale_threads_are_resolved(gl: FakeGitLab, chan
     publish(forge(gl), change, review(change, a, b), GitLabConfig())
     n = len(gl.requests)
     res = publish(forge(gl), change, review(change, a, b), GitLabConfig())
-    assert res.already_posted == 2 and res.summary == "unchanged"
+    assert res.skipped == 2 and res.summary == "unchanged"
     # versions, the token's user (whose notes alone hold state), discussions
     assert [r.method for r in gl.requests[n:]] == ["GET", "GET", "GET"]
     res = publish(forge(gl), change, review(change, a), GitLabConfig())
@@ -191,7 +191,7 @@ def test_discussions_over_the_cap_go_to_the_summary(gl: FakeGitLab, change: Chan
         for n, t in ((3, "line 3 changed"), (4, "line 4"), (5, "line 5"))
     ]
     res = publish(forge(gl), change, review(change, *fs), GitLabConfig(max_discussions=2))
-    assert (res.discussions, res.in_summary) == (2, 1)
+    assert (res.comments, res.in_summary) == (2, 1)
     assert "m5" in [n for n in gl.notes if "prereview:summary" in n["body"]][0]["body"]
 
 
@@ -201,7 +201,7 @@ def test_5xx_and_429_are_retried_with_backoff(gl: FakeGitLab, change: ChangeRequ
     gl.fail("GET", r"/versions$", 429, headers={"Retry-After": "1"})
     f = Finding("app.py", 3, "a", quote="line 3 changed")
     res = publish(forge(gl, sleeps), change, review(change, f), GitLabConfig())
-    assert res.discussions == 1 and len(gl.diff_notes) == 1
+    assert res.comments == 1 and len(gl.diff_notes) == 1
     assert sleeps == [1.0, 1.0, 2.0]
     assert gl.count("POST", r"/discussions$") == 3
 
@@ -270,7 +270,7 @@ def test_renamed_file_positions_carry_both_paths(make_repo: Callable[..., Path])
     with FakeGitLab(diff_text=diff, base_sha=base, head_sha=head) as fake:
         f = Finding("lib/new_name.py", 12, "negative", quote="    return -5")
         res = publish(forge(fake), ch, review(ch, f), GitLabConfig())
-        assert res.discussions == 1 and fake.rejected == [] and fake.violations == []
+        assert res.comments == 1 and fake.rejected == [] and fake.violations == []
         pos = fake.diff_notes[0]["position"]
         assert (pos["old_path"], pos["new_path"], pos["new_line"]) == (
             "lib/old_name.py",
@@ -312,7 +312,7 @@ def test_a_reporter_token_posts_but_leaves_outdated_threads_open(change: ChangeR
 
 
 def test_a_guest_token_is_a_permission_error(change: ChangeRequest) -> None:
-    from bot.publish.gitlab import PermissionDenied
+    from bot.forges.base import PermissionDenied
 
     with (
         FakeGitLab(
@@ -335,6 +335,6 @@ def test_findings_on_the_same_line_are_one_thread(gl: FakeGitLab, change: Change
     [thread] = gl.diff_notes
     assert "first problem" in thread["body"] and "second problem" in thread["body"]
     assert fingerprints_in(thread["body"]) == {a.fingerprint, b.fingerprint}
-    assert res.discussions == 1 and res.in_summary == 0 and gl.violations == []
+    assert res.comments == 1 and res.in_summary == 0 and gl.violations == []
     again = publish(forge(gl), change, review(change, a, b), GitLabConfig())
-    assert again.already_posted == 2 and len(gl.diff_notes) == 1
+    assert again.skipped == 2 and len(gl.diff_notes) == 1

@@ -3,7 +3,7 @@ with the summary marker is text, never the place to write (nor to take over)."""
 
 from __future__ import annotations
 
-from bot.forges.gitlab import GitLabForge
+from bot.forges.gitlab.forge import GitLabForge
 from bot.publish.gitlab import set_walkthrough
 from bot.render.markdown import SUMMARY_MARKER
 from bot.render.walkthrough import END, START

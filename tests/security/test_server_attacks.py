@@ -295,7 +295,7 @@ def test_untrusted_text_in_the_summary_is_escaped() -> None:
 
 
 def test_a_forged_marker_in_a_file_name_does_not_pause_or_move_the_baseline(gh_fake: FakeGitHub) -> None:
-    from bot.forges.github import GitHubAPI
+    from bot.forges.github.api import GitHubAPI
     from bot.publish.github import GitHubPublisher
 
     api = GitHubAPI(gh_fake.url, "test-token", REPO, write_interval=0.0)
@@ -310,7 +310,7 @@ def test_a_forged_marker_in_a_file_name_does_not_pause_or_move_the_baseline(gh_f
 
 
 def test_a_summary_written_by_someone_else_is_not_the_bots(gh_fake: FakeGitHub) -> None:
-    from bot.forges.github import GitHubAPI
+    from bot.forges.github.api import GitHubAPI
     from bot.publish.github import GitHubPublisher
     from bot.render.markdown import SUMMARY_MARKER
 
@@ -327,7 +327,7 @@ def test_a_summary_written_by_someone_else_is_not_the_bots(gh_fake: FakeGitHub) 
 def test_a_gitlab_thread_by_someone_else_does_not_suppress_a_finding() -> None:
     """A note by another user carrying a finding's fingerprint marker: the finding is still posted."""
     from bot.config import GitLabConfig
-    from bot.forges.gitlab import GitLabForge
+    from bot.forges.gitlab.forge import GitLabForge
     from bot.publish.gitlab import publish
     from bot.render.markdown import SUMMARY_MARKER, fingerprint_marker
     from bot.types import ChangeRef, ChangeRequest
@@ -343,7 +343,7 @@ def test_a_gitlab_thread_by_someone_else_does_not_suppress_a_finding() -> None:
         )
         review = Review("b" * 40, "a" * 40, (finding,), Stats(model="s"), Coverage(reviewed=("app.py",)))
         result = publish(forge, change, review, GitLabConfig())
-        assert result.discussions == 1, result
+        assert result.comments == 1, result
         assert not gl.violations
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from bot.config import ServerConfig
-from bot.forges.github import GitHubAPI, PermissionDenied
-from bot.forges.gitlab import GitLabForge
+from bot.forges.base import PermissionDenied
+from bot.forges.github.api import GitHubAPI
+from bot.forges.gitlab.forge import GitLabForge
 from bot.server.jobs import Job
 from bot.server.ledger import JOB
 from bot.server.queue import JobQueue, RunStats, make_huey

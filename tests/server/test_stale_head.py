@@ -11,7 +11,7 @@ import pytest
 
 from bot.change.diff import parse
 from bot.config import Config
-from bot.forges.github import GitHubAPI
+from bot.forges.github.api import GitHubAPI
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.change.diff import parse
 from bot.config import Config, GitLabConfig
-from bot.forges.github import GitHubAPI
+from bot.forges.github.api import GitHubAPI
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher
@@ -115,7 +115,7 @@ def test_github_worker_answers_inside_our_thread_only(tmp_path: Path) -> None:
 
 def test_gitlab_diff_discussion_note_is_answered_in_the_discussion(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     with FakeGitLab(diff_text=DIFF, head_sha=HEAD, base_sha=BASE) as gl:
-        from bot.forges.gitlab import GitLabForge
+        from bot.forges.gitlab.forge import GitLabForge
 
         forge = GitLabForge(gl.url, TOKEN, gl.project_id, sleep=lambda s: None)
         change = ChangeRequest(

@@ -8,10 +8,10 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from ..forges.github import GitHubAPI
-from ..render.markdown import counts_line
-from ..render.sarif import sarif_dict
-from ..types import Finding, Review
+from ...render.markdown import counts_line
+from ...render.sarif import sarif_dict
+from ...types import Finding, Review
+from .api import GitHubAPI
 
 ANNOTATIONS_PER_REQUEST = 50  # the Checks API limit per create/update request
 _LEVEL = {"critical": "failure", "high": "failure", "medium": "warning", "low": "notice", "info": "notice"}

@@ -1,8 +1,8 @@
-"""The Gitea / Forgejo forge (REST API v1 over httpx): a pull request, its diff, reviews and comments.
+"""Gitea's / Forgejo's REST API v1 as prereview uses it (httpx): a pull request, its diff, reviews, comments.
 
 Forgejo is a fork of Gitea with the same `/api/v1` paths, so one client serves both. Constructing a
-GiteaForge does no I/O. Every call goes through `_call`, which retries 429, 5xx and connection errors
-with exponential backoff (the sleep is injectable) and turns auth failures into one-line errors. The
+GiteaAPI does no I/O. Every call goes through `_call`, which retries 429, 5xx and connection errors
+through `forges/http.py` (the sleep is injectable) and turns auth failures into one-line errors. The
 token travels in the `Authorization: token …` header only, and never appears in a repr or an error.
 """
 
@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from ..change import git
-from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
-from .protocols import PermissionDenied, Rejected
-
-if TYPE_CHECKING:
-    from ..progress import Progress
+from ...types import PrereviewError, Throttled
+from .. import http
+from ..base import PermissionDenied, Rejected
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 PAGE = 50  # Gitea's default MAX_RESPONSE_ITEMS is 50: a larger `limit` is cut to it
@@ -42,7 +38,7 @@ def server_root(url: str) -> str:
     return url[: -len("/api/v1")] if url.endswith("/api/v1") else url
 
 
-class GiteaForge:
+class GiteaAPI:
     def __init__(
         self,
         url: str,
@@ -67,7 +63,7 @@ class GiteaForge:
         self._own: str | None = None
 
     def __repr__(self) -> str:  # never show the token
-        return f"GiteaForge({self.url!r}, repo={self.repo!r})"
+        return f"{type(self).__name__}({self.url!r}, repo={self.repo!r})"
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -94,39 +90,41 @@ class GiteaForge:
         expect: tuple[int, ...] = (),
         landed: Callable[[], dict[str, Any] | None] | None = None,
     ) -> httpx.Response:
-        """One API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
-        except the status codes in `expect`, which the caller handles. A write that is not idempotent
-        passes `landed`: before it is sent again, what Gitea holds is read back, and a first try that
-        landed (its response lost) is returned instead of posted twice."""
-        delay = 1.0
-        for attempt in range(self._retries + 1):
-            try:
-                if attempt and landed is not None and (found := landed()) is not None:
-                    return httpx.Response(200, json=found)
-                resp = self._client().request(method, url, params=params, json=json)
-            except httpx.ConnectError:
-                if attempt == self._retries:
-                    raise Throttled(
-                        f"cannot reach Gitea at {self.url}; check GITHUB_SERVER_URL / PREREVIEW_GITEA_URL "
-                        "(server: server.gitea_url) and the network",
-                        retry_after=60.0,
-                    ) from None
-            except httpx.TransportError as exc:
-                if attempt == self._retries:
-                    raise Throttled(
-                        f"Gitea at {self.url} did not answer {what}: {exc}", retry_after=60.0
-                    ) from None
-            else:
-                code = resp.status_code
-                if code < 400 or code in expect:
-                    return resp
-                if code not in RETRY_STATUS or attempt == self._retries:
-                    raise self._explain(what, code, attempt + 1, resp)
-            self._sleep(delay)
-            delay = min(delay * 2, 30.0)
-        raise AssertionError("unreachable")
+        """One API call: retry 429/5xx/connection errors with backoff (`forges/http.py`); every other
+        failure is one line, except the status codes in `expect`, which the caller handles. A write that
+        is not idempotent passes `landed`: before it is sent again, what Gitea holds is read back, and a
+        first try that landed (its response lost) is returned instead of posted twice."""
 
-    def _explain(self, what: str, code: int, tries: int, resp: httpx.Response) -> PrereviewError:
+        def send() -> httpx.Response:
+            resp = self._client().request(method, url, params=params, json=json)
+            if resp.status_code >= 400 and resp.status_code not in expect:
+                raise _Refused(resp)
+            return resp
+
+        def found() -> httpx.Response | None:
+            data = landed() if landed is not None else None
+            return None if data is None else httpx.Response(200, json=data)
+
+        return http.call(
+            send,
+            read=_read,
+            explain=lambda exc, failure, tries, wait: self._explain(what, failure, tries, exc),
+            tries=self._retries + 1,
+            sleep=self._sleep,
+            landed=found if landed is not None else None,
+        )
+
+    def _explain(self, what: str, failure: http.Failure, tries: int, exc: Exception) -> PrereviewError:
+        code = failure.status
+        if code is None and isinstance(exc, httpx.ConnectError):
+            return Throttled(
+                f"cannot reach Gitea at {self.url}; check GITHUB_SERVER_URL / PREREVIEW_GITEA_URL "
+                "(server: server.gitea_url) and the network",
+                retry_after=60.0,
+            )
+        if code is None:
+            return Throttled(f"Gitea at {self.url} did not answer {what}: {exc}", retry_after=60.0)
+        resp = exc.response if isinstance(exc, _Refused) else None
         if code in RETRY_STATUS:
             return Throttled(
                 f"Gitea answered {code} to {what} {tries} time(s); it is overloaded or down, run again later",
@@ -145,7 +143,9 @@ class GiteaForge:
                 f"Gitea answered 404 to {what} in {self.repo} at {self.url}; check the repository "
                 "(GITHUB_REPOSITORY), the pull request number and that the token's user can see it"
             )
-        return PrereviewError(f"Gitea answered {code} to {what}: {_message(resp)}")
+        return PrereviewError(
+            f"Gitea answered {code} to {what}: {_message(resp) if resp is not None else ''}"
+        )
 
     def _get_all(self, what: str, url: str) -> list[dict[str, Any]]:
         """Every page of a list endpoint that takes `page` and `limit`."""
@@ -200,45 +200,6 @@ class GiteaForge:
         data = resp.json()
         return str(data.get("permission") or "none") if isinstance(data, dict) else "none"
 
-    def fetch(self, ref: ChangeRef) -> ChangeRequest:
-        """A ChangeRequest from the API alone (no checkout): what the webhook server reviews."""
-        if ref.number is None:
-            raise PrereviewError("a Gitea change needs the pull request number")
-        pr = self.pull(ref.number)
-        base = (pr.get("base") or {}).get("sha") or ""
-        head = (pr.get("head") or {}).get("sha") or ""
-        if not head or not base:
-            raise PrereviewError(f"pull request #{ref.number} has no base/head commit yet; retry shortly")
-        return ChangeRequest(
-            ref=ref,
-            base_sha=str(pr.get("merge_base") or base),
-            head_sha=str(head),
-            diff_text=self.diff_text(ref.number),
-            title=str(pr.get("title") or ""),
-            body=str(pr.get("body") or ""),
-            author=str((pr.get("user") or {}).get("login") or ""),
-            url=str(pr.get("html_url") or ""),
-            labels=tuple(
-                str(x.get("name")) for x in pr.get("labels") or [] if isinstance(x, dict) and x.get("name")
-            ),
-        )
-
-    @staticmethod
-    def checkout(change: ChangeRequest, dest: Path, progress: Progress | None = None) -> Path:
-        """`dest` is the CI checkout: make sure base and head are reachable there (shallow clones)."""
-        for label, sha in (("base", change.base_sha), ("head", change.head_sha)):
-            if _has(dest, sha):
-                continue
-            if progress is not None:
-                progress.message(f"{label} commit {sha[:12]} is not in the checkout; fetching it")
-            git.git(dest, "fetch", "--no-tags", "--quiet", "--depth=1", "origin", sha, check=False)
-            if not _has(dest, sha):
-                raise PrereviewError(
-                    f"{label} commit {sha[:12]} is not in the checkout and could not be fetched; "
-                    "check out with `fetch-depth: 0` in actions/checkout"
-                )
-        return dest
-
     # -- writing ----------------------------------------------------------------------------
 
     def create_review(self, number: int, data: dict[str, Any]) -> dict[str, Any]:
@@ -284,14 +245,6 @@ class GiteaForge:
         self._call("edit the pull request", "PATCH", self._path(f"/pulls/{number}"), json=data)
 
 
-def _has(repo: Path, sha: str) -> bool:
-    try:
-        git.git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
-    except git.GitError:
-        return False
-    return True
-
-
 def _message(resp: httpx.Response) -> str:
     try:
         data = resp.json()
@@ -299,3 +252,20 @@ def _message(resp: httpx.Response) -> str:
         return resp.text.splitlines()[0][:200] if resp.text else ""
     msg = data.get("message") if isinstance(data, dict) else None
     return str(msg or "").splitlines()[0][:200] if msg else ""
+
+
+class _Refused(Exception):
+    """A response with an error status (raised inside the retry loop, never outside it)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _read(exc: Exception) -> http.Failure | None:
+    if isinstance(exc, _Refused):
+        code = exc.response.status_code
+        return http.Failure(code, code in RETRY_STATUS)
+    if isinstance(exc, httpx.TransportError):  # ConnectError among them
+        return http.Failure(None, transient=True)
+    return None

@@ -1,31 +1,37 @@
-"""The GitLab forge (python-gitlab): fetch a merge request, list and post its notes and discussions.
+"""GitLab's REST API as prereview uses it (python-gitlab underneath): merge requests, notes, discussions.
 
-Constructing a GitLabForge does no I/O. Every call goes through `_call`, which retries 429 and 5xx
-with exponential backoff (the sleep is injectable) and turns auth failures into one-line errors.
+Constructing a GitLabAPI does no I/O. Every call goes through `_call`, which retries 429 and 5xx through
+`forges/http.py` (the sleep is injectable) and turns auth failures into one-line errors.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..change import git
-from ..types import ChangeRef, ChangeRequest, PrereviewError, Throttled
-from .protocols import DiffRefs, PermissionDenied, Rejected
+from ...types import PrereviewError, Throttled
+from .. import http
+from ..base import PermissionDenied, Rejected
 
 if TYPE_CHECKING:
     import gitlab
     from gitlab.v4.objects import Project, ProjectMergeRequest
 
-    from ..progress import Progress
-
 T = TypeVar("T")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-MAX_WAIT_SECONDS = 120.0  # the longest `Retry-After` waited in one go; beyond, the job is re-queued
 # python-gitlab would otherwise sleep on 429 by itself; we retry in one place instead.
 _ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
+
+
+@dataclass(frozen=True)
+class DiffRefs:
+    """The three commits a GitLab position is relative to (MR `diff_refs` or a diff version)."""
+
+    base_sha: str
+    start_sha: str
+    head_sha: str
 
 
 def api_root(url: str) -> str:
@@ -34,7 +40,7 @@ def api_root(url: str) -> str:
     return url[: -len("/api/v4")] if url.endswith("/api/v4") else url
 
 
-class GitLabForge:
+class GitLabAPI:
     def __init__(
         self,
         url: str,
@@ -58,7 +64,7 @@ class GitLabForge:
         self._retry_after: float | None = None  # the last refusal's Retry-After, in seconds
 
     def __repr__(self) -> str:  # never show the token
-        return f"GitLabForge({self.url!r}, project={self.project!r})"
+        return f"{type(self).__name__}({self.url!r}, project={self.project!r})"
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -100,47 +106,56 @@ class GitLabForge:
         landed: Callable[[], T | None] | None = None,
         **kwargs: Any,
     ) -> T:
-        """Run one API call: retry 429/5xx/connection errors with backoff; every other failure is one line,
-        except the status codes in `expect`, which the caller handles (python-gitlab's exception).
+        """Run one API call: retry 429/5xx/connection errors with backoff (`forges/http.py`); every other
+        failure is one line, except the status codes in `expect`, which the caller handles
+        (python-gitlab's exception). A write that is not idempotent passes `landed`: before it is sent
+        again, what GitLab holds is read back, and when the first try landed (its response was lost) that
+        is returned instead."""
 
-        A write that is not idempotent passes `landed`: before it is sent again, what GitLab holds is read
-        back, and when the first try landed (its response was lost) that is returned instead."""
+        def send() -> T:
+            self._retry_after = None
+            return fn(*args, **kwargs, **_ONCE)
+
+        return http.call(
+            send,
+            read=lambda exc: self._read(exc, expect),
+            explain=lambda exc, failure, tries, wait: self._explain(what, failure, tries, exc, wait),
+            tries=self._retries + 1,
+            sleep=self._sleep,
+            landed=landed,
+        )
+
+    def _read(self, exc: Exception, expect: tuple[int, ...]) -> http.Failure | None:
         import gitlab.exceptions as glexc
         import requests
 
-        delay = 1.0
-        for attempt in range(self._retries + 1):
-            wait = delay
-            try:
-                if attempt and landed is not None and (found := landed()) is not None:
-                    return found
-                self._retry_after = None
-                return fn(*args, **kwargs, **_ONCE)
-            except glexc.GitlabError as exc:
-                code = exc.response_code
-                if code in expect:
-                    raise
-                wait = self._retry_after if self._retry_after is not None else delay
-                if code not in RETRY_STATUS or attempt == self._retries or wait > MAX_WAIT_SECONDS:
-                    raise self._explain(what, code, attempt + 1, str(exc.error_message), wait) from None
-            except requests.exceptions.SSLError:
-                raise PrereviewError(
-                    f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
-                    "REQUESTS_CA_BUNDLE at the CA bundle of your GitLab instance"
-                ) from None
-            except requests.exceptions.ConnectionError:
-                if attempt == self._retries:
-                    raise Throttled(
-                        f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network",
-                        retry_after=60.0,
-                    ) from None
-            self._sleep(wait)
-            delay = min(delay * 2, 30.0)
-        raise AssertionError("unreachable")
+        if isinstance(exc, glexc.GitlabError):
+            code = exc.response_code
+            if code in expect:
+                return None
+            return http.Failure(code, code in RETRY_STATUS, self._retry_after)
+        if isinstance(exc, requests.exceptions.SSLError):
+            return http.Failure(None, transient=False)
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            return http.Failure(None, transient=True)
+        return None
 
     def _explain(
-        self, what: str, code: int | None, tries: int, message: str, wait: float = 60.0
+        self, what: str, failure: http.Failure, tries: int, exc: Exception, wait: float = 60.0
     ) -> PrereviewError:
+        import requests
+
+        code = failure.status
+        if code is None and isinstance(exc, requests.exceptions.SSLError):
+            return PrereviewError(
+                f"TLS verification failed for {self.url}; point CI_SERVER_TLS_CA_FILE or "
+                "REQUESTS_CA_BUNDLE at the CA bundle of your GitLab instance"
+            )
+        if code is None:
+            return Throttled(
+                f"cannot reach GitLab at {self.url}; check CI_API_V4_URL and the network", retry_after=60.0
+            )
+        message = str(getattr(exc, "error_message", "") or "")
         if code == 429:
             return Throttled(
                 f"GitLab's rate limit refused {what} {tries} time(s) (429); it asks to wait {wait:.0f} s",
@@ -217,68 +232,6 @@ class GitLabForge:
         items = self._call("list MR notes", self._mr(iid).notes.list, get_all=True, per_page=100)
         return [dict(n.attributes) for n in items]
 
-    def diff_text(self, iid: int) -> str:
-        """The MR's unified diff from the API alone (/diffs, or /changes before GitLab 15.7)."""
-        import gitlab.exceptions as glexc
-
-        path = f"/projects/{_enc(self.project)}/merge_requests/{iid}/diffs"
-        try:
-            entries = self._call(
-                "list MR diffs", self._client().http_list, path, get_all=True, per_page=100, expect=(404,)
-            )
-        except glexc.GitlabError as exc:
-            if exc.response_code != 404:
-                raise
-            changes = self._call("get MR changes", self._mr(iid).changes, access_raw_diffs=True)
-            entries = changes["changes"] if isinstance(changes, dict) else []
-        return "".join(_git_diff_entry(e) for e in entries if isinstance(e, dict))
-
-    def fetch(self, ref: ChangeRef) -> ChangeRequest:
-        """A ChangeRequest from the API alone (no checkout): what a webhook server reviews."""
-        if ref.number is None:
-            raise PrereviewError("a GitLab change needs the merge request iid")
-        mr = self.merge_request(ref.number)
-        refs = mr.get("diff_refs") or {}
-        if not refs.get("head_sha"):
-            raise PrereviewError(
-                f"merge request !{ref.number} has no diff yet (diff_refs is empty); retry shortly"
-            )
-        return ChangeRequest(
-            ref=ref,
-            base_sha=refs["base_sha"],
-            head_sha=refs["head_sha"],
-            diff_text=self.diff_text(ref.number),
-            title=mr.get("title") or "",
-            body=mr.get("description") or "",
-            author=(mr.get("author") or {}).get("username", ""),
-            url=mr.get("web_url") or "",
-            labels=tuple(str(x) for x in (mr.get("labels") or []) if x),
-        )
-
-    @staticmethod
-    def checkout(change: ChangeRequest, dest: Path, progress: Progress | None = None) -> Path:
-        """`dest` is the CI checkout: make sure base and head are reachable there (shallow clones)."""
-        for label, sha in (("base", change.base_sha), ("head", change.head_sha)):
-            if _has(dest, sha):
-                continue
-            if progress is not None:
-                progress.message(
-                    f"{label} commit {sha[:12]} is not in the checkout (shallow clone); fetching it"
-                )
-            git.git(dest, "fetch", "--no-tags", "--quiet", "--depth=1", "origin", sha, check=False)
-            if not _has(dest, sha):
-                raise PrereviewError(
-                    f"{label} commit {sha[:12]} is not in the checkout and could not be fetched; "
-                    "set GIT_DEPTH: 0 (or a larger GIT_DEPTH) for the prereview job"
-                )
-        return dest
-
-    def posted(self, change: ChangeRequest) -> set[str]:
-        from ..publish.gitlab import posted_fingerprints
-
-        assert change.ref.number is not None
-        return posted_fingerprints(self.discussions(change.ref.number))
-
     # -- writing ----------------------------------------------------------------------------
 
     def create_discussion(
@@ -354,35 +307,7 @@ def _same(note: Any, body: str) -> bool:
     return str(note.attributes.get("body") or "").strip() == body.strip()
 
 
-def _has(repo: Path, sha: str) -> bool:
-    try:
-        git.git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
-    except git.GitError:
-        return False
-    return True
-
-
-def _enc(project: str) -> str:
+def quoted_project(project: str) -> str:
     from urllib.parse import quote
 
     return quote(project, safe="")
-
-
-def _git_diff_entry(e: dict[str, Any]) -> str:
-    """One /diffs entry as `git diff` prints it, so bot.diff.parse reads API and local diffs alike."""
-    old, new = e.get("old_path") or e.get("new_path"), e.get("new_path") or e.get("old_path")
-    body = e.get("diff") or ""
-    head = [f"diff --git a/{old} b/{new}"]
-    if e.get("new_file"):
-        head.append(f"new file mode {e.get('b_mode') or '100644'}")
-    elif e.get("deleted_file"):
-        head.append(f"deleted file mode {e.get('a_mode') or '100644'}")
-    elif e.get("renamed_file"):
-        head += [f"rename from {old}", f"rename to {new}"]
-    if not body.strip():
-        return "\n".join(head) + "\n"
-    if body.startswith("@@"):  # /diffs without unidiff=true omits the file headers
-        src = "/dev/null" if e.get("new_file") else f"a/{old}"
-        dst = "/dev/null" if e.get("deleted_file") else f"b/{new}"
-        head += [f"--- {src}", f"+++ {dst}"]
-    return "\n".join(head) + "\n" + (body if body.endswith("\n") else body + "\n")

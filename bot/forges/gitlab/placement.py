@@ -13,9 +13,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..change.diff import Diff, FileDiff
-from ..forges.protocols import DiffRefs
-from ..types import Finding
+from ...change.diff import Diff, FileDiff
+from ...render.markdown import comment_body
+from ...types import Finding
+from ..base import Comment
+from .api import DiffRefs
 
 
 @dataclass(frozen=True)
@@ -132,3 +134,34 @@ def file_position(path: str, diff: Diff, refs: DiffRefs) -> dict[str, Any] | Non
     """A position on the whole file (position_type "file", GitLab >= 16.4), for when a line is rejected."""
     f = diff.file(path)
     return None if f is None else _base(f, refs, "file")
+
+
+def file_body(f: Finding, why: str, also: tuple[Finding, ...] = ()) -> str:
+    """A finding posted on its whole file: which lines, and why not on them."""
+    where = f"line {f.line}" + (f"–{f.end_line}" if f.end_line and f.end_line != f.line else "")
+    side = " (removed)" if f.side == "LEFT" else ""
+    return f"**{where}{side}** ({why})\n\n" + comment_body(f.with_(suggestion=None), also=also)
+
+
+class GitLabPlacement:
+    """`forges.base.Placement` for one MR version (`refs`); `suggestions`: offer committable suggestions."""
+
+    def __init__(self, refs: DiffRefs, *, suggestions: bool = True) -> None:
+        self.refs, self.suggestions = refs, suggestions
+
+    def on_line(self, finding: Finding, diff: Diff, also: tuple[Finding, ...] = ()) -> Comment | None:
+        a = anchor(finding, diff, self.refs)
+        if a is None:
+            return None
+        header = a.suggestion_header
+        f = finding if header is not None and self.suggestions else finding.with_(suggestion=None)
+        body = comment_body(f, suggestion_header=header or "suggestion:-0+0", also=also)
+        return Comment(finding, body, {"position": a.position}, also)
+
+    def on_file(
+        self, finding: Finding, diff: Diff, why: str, also: tuple[Finding, ...] = ()
+    ) -> Comment | None:
+        pos = file_position(finding.path, diff, self.refs)
+        if pos is None:
+            return None
+        return Comment(finding, file_body(finding, why, also), {"position": pos}, also, on_file=True)

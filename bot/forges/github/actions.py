@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..types import Finding, Review
+from ...types import Finding, Review
 
 _LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "notice", "info": "notice"}
 

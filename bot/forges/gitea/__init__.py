@@ -1,0 +1,1 @@
+"""Gitea and Forgejo: the REST v1 client, the forge, comment placement (file line numbers)."""
