@@ -25,7 +25,7 @@ LAZY_COMMANDS = {
     "github": "bot.cli.github",
     "gitlab": "bot.cli.gitlab",
     "gitea": "bot.cli.gitea",
-    "bitbucket": "bot.forges.bitbucket.cli",
+    "bitbucket": "bot.cli.bitbucket",
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.forges.base import PermissionDenied
 from bot.forges.bitbucket.api import BitbucketApi
 from bot.forges.bitbucket.forge import BitbucketForge
-from bot.forges.bitbucket.publishing import Options, publish
-from bot.forges.protocols import PermissionDenied
+from bot.publish import flow
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.bitbucket_api import BOT, TOKEN, FakeBitbucket
 
@@ -38,9 +38,20 @@ def _forge(fake: FakeBitbucket, token: str = TOKEN) -> BitbucketForge:
     return BitbucketForge(BitbucketApi(fake.url, token, fake.repo, retries=0))
 
 
-def _publish(fake: FakeBitbucket, *findings: Finding, opts: Options | None = None, failed: bool = False):  # type: ignore[no-untyped-def]
+def _publish(
+    fake: FakeBitbucket,
+    *findings: Finding,
+    max_comments: int = 30,
+    failed: bool = False,
+    insights: bool = True,
+) -> flow.PublishResult:
+    """What `prereview bitbucket` does after the review: the one flow, then the Code Insights report."""
     review = Review(BASE, HEAD, tuple(findings), Stats(), Coverage())
-    return publish(_forge(fake), _change(), review, opts, failed=failed)
+    forge = _forge(fake)
+    res = flow.publish(forge, _change(), review, flow.Options(max_comments=max_comments, file_fallback=True))
+    if insights:
+        forge.report(HEAD, review, failed=failed)
+    return res
 
 
 def _fake() -> FakeBitbucket:
@@ -81,7 +92,7 @@ def test_summary_is_created_once_then_edited_in_place_with_its_version() -> None
         assert summary["text"].startswith("[prereview:summary]: #\n") and summary["author"]["slug"] == BOT
         assert "<!--" not in summary["text"] and "<!--" not in fake.inline[0]["text"]  # shown as text there
         again = _publish(fake, _finding(3, msg="one"))
-        assert again.posted == 0 and again.already_posted == 1 and again.summary == "unchanged"
+        assert again.posted == 0 and again.skipped == 1 and again.summary == "unchanged"
         third = _publish(
             fake, _finding(3, msg="one"), Finding(path="app.py", line=40, message="far", in_diff=False)
         )
@@ -110,7 +121,7 @@ def test_a_range_sits_on_its_first_line_and_the_cap_sends_the_rest_to_the_summar
             fake,
             _finding(3, end=4, msg="range"),
             _finding(2, "LEFT", msg="two"),
-            opts=Options(max_comments=1),
+            max_comments=1,
         )
         [c] = fake.inline
         assert c["text"].startswith("**lines 3–4**") and fake.anchors[c["id"]]["line"] == 3
@@ -136,7 +147,7 @@ def test_code_insights_report_and_annotations_replace_the_previous_run() -> None
 
 def test_insights_off_posts_no_report() -> None:
     with _fake() as fake:
-        _publish(fake, _finding(3), opts=Options(insights=False))
+        _publish(fake, _finding(3), insights=False)
         assert fake.reports == {} and not any("/insights/" in r.path for r in fake.requests)
 
 
@@ -230,3 +241,12 @@ def test_an_overloaded_server_is_retried_with_backoff_then_a_throttled_error() -
         fake.fail_next = [503, 503, 503]
         with pytest.raises(Throttled, match="run again later"):
             api.pull(3)
+
+
+def test_a_finding_gone_at_the_next_review_has_its_thread_resolved() -> None:
+    with _fake() as fake:
+        _publish(fake, _finding(3, msg="fixed later"))
+        res = _publish(fake)
+        [c] = fake.inline
+        assert res.resolved == 1 and c["threadResolved"] is True and c["version"] == 1
+        assert fake.violations == []

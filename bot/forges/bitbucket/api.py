@@ -20,15 +20,12 @@ from urllib.parse import quote
 
 import httpx
 
-from ...types import ChangeRef, ChangeRequest, PrereviewError, Throttled
+from ...types import ChangeRef, ChangeRequest, PrereviewError
+from .. import http
 from ..base import PermissionDenied, Rejected
+from . import errors
 
-RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 PAGE = 100  # activities per page (Bitbucket's default page is 25; its maximum is larger)
-SETUP_HINT = (
-    "create an HTTP access token (repository or project, permission `Repository write`, or `Repository "
-    "read` for --no-post) and set PREREVIEW_BITBUCKET_TOKEN"
-)
 
 
 def server_root(url: str) -> str:
@@ -109,53 +106,35 @@ class BitbucketApi:
         params: dict[str, Any] | None = None,
         json: Any = None,
         expect: tuple[int, ...] = (),
+        landed: Callable[[], dict[str, Any] | None] | None = None,
     ) -> httpx.Response:
-        """One API call: 429/5xx/connection errors retried with backoff; any other failure is one line,
-        except the codes in `expect`, which the caller handles."""
-        delay = 1.0
-        for attempt in range(self._retries + 1):
-            try:
-                resp = self._client().request(method, url, params=params, json=json)
-            except httpx.TransportError as exc:
-                if attempt == self._retries:
-                    raise Throttled(
-                        f"cannot reach Bitbucket at {self.url} to {what} ({type(exc).__name__}); check "
-                        "PREREVIEW_BITBUCKET_URL and the network",
-                        retry_after=60.0,
-                    ) from None
-            else:
-                code = resp.status_code
-                if not self._user and resp.headers.get("X-AUSERNAME"):
-                    self._user = resp.headers["X-AUSERNAME"]
-                if code < 400 or code in expect:
-                    return resp
-                if code not in RETRY_STATUS or attempt == self._retries:
-                    raise self._explain(what, code, attempt + 1, resp)
-            self._sleep(delay)
-            delay = min(delay * 2, 30.0)
-        raise AssertionError("unreachable")
+        """One API call through `forges/http.py`: 429/5xx/connection errors retried with backoff; any
+        other failure is one line (`errors.py`), except the codes in `expect`, which the caller handles.
+        A write that is not idempotent passes `landed`: before it is sent again, what Bitbucket holds
+        is read back, and a first try that landed (its answer lost) is not posted twice."""
 
-    def _explain(self, what: str, code: int, tries: int, resp: httpx.Response) -> PrereviewError:
-        if code in RETRY_STATUS:
-            return Throttled(
-                f"Bitbucket answered {code} to {what} {tries} time(s); it is overloaded or down, "
-                "run again later",
-                retry_after=60.0,
-            )
-        if code == 401:
-            return PermissionDenied(
-                f"Bitbucket answered 401 to {what}: the token is missing or wrong; {SETUP_HINT}"
-            )
-        if code == 403:
-            return PermissionDenied(
-                f"Bitbucket answered 403 to {what}: the token may not do this ({message(resp)}); {SETUP_HINT}"
-            )
-        if code == 404:
-            return PrereviewError(
-                f"Bitbucket answered 404 to {what} in {self.repo} at {self.url}; check the repository "
-                "(PROJECT/slug), the pull request id and that the token can see it"
-            )
-        return PrereviewError(f"Bitbucket answered {code} to {what}: {message(resp)}")
+        def send() -> httpx.Response:
+            resp = self._client().request(method, url, params=params, json=json)
+            if not self._user and resp.headers.get("X-AUSERNAME"):
+                self._user = resp.headers["X-AUSERNAME"]
+            if resp.status_code >= 400 and resp.status_code not in expect:
+                raise errors.Refused(resp)
+            return resp
+
+        def found() -> httpx.Response | None:
+            data = landed() if landed is not None else None
+            return None if data is None else httpx.Response(200, json=data)
+
+        return http.call(
+            send,
+            read=errors.read,
+            explain=lambda exc, failure, tries, wait: errors.explain(
+                what, self.url, self.repo, failure, tries, exc
+            ),
+            tries=self._retries + 1,
+            sleep=self._sleep,
+            landed=found if landed is not None else None,
+        )
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -237,9 +216,16 @@ class BitbucketApi:
         if parent is not None:
             data["parent"] = {"id": int(parent)}
         url = self._pr(number, "/comments")
-        resp = self._call("create a comment", "POST", url, json=data, expect=(400, 409))
+
+        def landed() -> dict[str, Any] | None:  # the same text, by the token's user, at the same place
+            mine = [c for c in self.comments(number) if (c.get("author") or {}).get("slug") == self._user]
+            line = (anchor or {}).get("line")
+            same = [c for c in mine if c.get("text") == text and (c.get("anchor") or {}).get("line") == line]
+            return same[-1] if same else None
+
+        resp = self._call("create a comment", "POST", url, json=data, expect=(400, 409), landed=landed)
         if resp.status_code in (400, 409):
-            raise Rejected(message(resp))
+            raise Rejected(errors.message(resp))
         out = resp.json()
         return out if isinstance(out, dict) else {}
 
@@ -252,7 +238,9 @@ class BitbucketApi:
         """PUT …/comments/{id} with `threadResolved` (Bitbucket 8.9+), text unchanged."""
         url = self._pr(number, f"/comments/{int(comment_id)}")
         data = {"text": text, "version": int(version), "threadResolved": True}
-        self._call("resolve a comment thread", "PUT", url, json=data)
+        resp = self._call("resolve a comment thread", "PUT", url, json=data, expect=(400,))
+        if resp.status_code == 400:  # before Bitbucket 8.9 a thread cannot be resolved
+            raise PermissionDenied(f"Bitbucket did not resolve a thread ({errors.message(resp)}); 8.9+ can")
 
     def update_comment(self, number: int, comment_id: int, text: str, version: int) -> dict[str, Any]:
         """PUT …/comments/{id} with the version last read (Bitbucket's optimistic lock)."""
@@ -286,15 +274,3 @@ def _thread(c: dict[str, Any], anchor: dict[str, Any] | None) -> list[dict[str, 
         if isinstance(reply, dict):
             out += _thread({**reply, "parent_id": c.get("id")}, None)
     return out
-
-
-def message(resp: httpx.Response) -> str:
-    """Bitbucket's own error text (`{"errors": [{"message": …}]}`), first line, short."""
-    try:
-        data = resp.json()
-    except ValueError:
-        return resp.text.splitlines()[0][:200] if resp.text else ""
-    errors = data.get("errors") if isinstance(data, dict) else None
-    first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
-    msg = str(first.get("message") or "")
-    return msg.splitlines()[0][:200] if msg else ""

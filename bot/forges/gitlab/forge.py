@@ -116,7 +116,9 @@ class GitLabForge(GitLabAPI):
                 f = c.finding
                 refused.append((c, f"{f.path} (file): {exc}" if c.on_file else f"{f.path}:{f.line}: {exc}"))
         lines = sum(1 for c, _ in refused if not c.on_file)
-        why = f"GitLab refused the diff position of {lines} finding(s); they are on their file or listed here."
+        why = (
+            f"GitLab refused the diff position of {lines} finding(s); they are on their file or listed here."
+        )
         notes = (why,) if lines else ()
         return Posting(tuple(posted), tuple(refused), len(posted), notes)
 

@@ -1,5 +1,8 @@
 """`prereview bitbucket`: review a Bitbucket Data Center pull request from a CI job and publish it.
 
+Everything Bitbucket-specific is in `bot/forges/bitbucket/` (the CI environment: `ci.py`); this is the
+entry point: review, `publish/flow.py` over `BitbucketForge`, then the Code Insights report.
+
 The job's checkout drives the review (the local git diff merge-base..head, as for the other forges);
 the API gives the pull request's commits and metadata and takes the comments and the Code Insights
 report. Environment: see `ci.py`; PREREVIEW_BITBUCKET_USER (the token's user slug) only if Bitbucket
@@ -14,14 +17,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ...cli.options import config_options
-
-if TYPE_CHECKING:
-    from .publishing import Options
+from .options import config_options
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
@@ -58,16 +58,13 @@ def command(
     )
 
 
-def options_from(env: Mapping[str, str]) -> Options:
-    """The publishing knobs from PREREVIEW_BITBUCKET_MAX_COMMENTS and PREREVIEW_BITBUCKET_INSIGHTS."""
-    from .publishing import Options
-
+def max_comments(env: Mapping[str, str]) -> int:
     raw = env.get("PREREVIEW_BITBUCKET_MAX_COMMENTS", "").strip()
-    return Options(
-        max_comments=int(raw) if raw.isdigit() else Options.max_comments,
-        insights=env.get("PREREVIEW_BITBUCKET_INSIGHTS", "true").strip().lower()
-        not in ("0", "false", "no", "off"),
-    )
+    return int(raw) if raw.isdigit() else 30
+
+
+def insights_on(env: Mapping[str, str]) -> bool:
+    return env.get("PREREVIEW_BITBUCKET_INSIGHTS", "true").strip().lower() not in ("0", "false", "no", "off")
 
 
 def run(
@@ -79,17 +76,17 @@ def run(
     post: bool = True,
     force: bool = False,
 ) -> int:
-    from ...change import git
-    from ...cli.ci_env import sandbox_off, trust_checkout
-    from ...pipeline.run import exit_code, load_config, review_change
-    from ...review_filters import skip_message, skip_reason
-    from ...types import ChangeRef, ChangeRequest
-    from ..protocols import PermissionDenied
-    from . import ci
-    from .api import BitbucketApi
-    from .checkout import ensure_commits
-    from .forge import BitbucketForge
-    from .publishing import publish
+    from ..change import git
+    from ..forges.base import PermissionDenied
+    from ..forges.bitbucket import ci
+    from ..forges.bitbucket.api import BitbucketApi
+    from ..forges.bitbucket.checkout import ensure_commits
+    from ..forges.bitbucket.forge import BitbucketForge
+    from ..pipeline.run import exit_code, load_config, review_change
+    from ..publish import flow
+    from ..review_filters import skip_message, skip_reason
+    from ..types import ChangeRef, ChangeRequest
+    from .ci_env import sandbox_off, trust_checkout
 
     job = ci.from_env(env, pr=pr)
     progress = _Echo()
@@ -131,17 +128,13 @@ def run(
         progress.message(NOT_POSTING)
     else:
         try:
-            res = publish(
-                BitbucketForge(api),
-                change,
-                review,
-                options_from(env),
-                failed=code != 0,
-                progress=progress,
-                review_cfg=cfg.review,
-            )
+            forge = BitbucketForge(api)
+            opts = flow.Options(max_comments=max_comments(env), file_fallback=True, review=cfg.review)
+            res = flow.publish(forge, change, review, opts, progress=progress)
+            notes = forge.report(head, review, failed=code != 0) if insights_on(env) else 0
         except PermissionDenied as exc:
             progress.message(f"could not post on #{job.number}: {exc}")
         else:
-            progress.message(f"#{job.number}: {res.line()}")
+            report = f"; Code Insights report with {notes} annotation(s)" if insights_on(env) else ""
+            progress.message(f"#{job.number}: {res.line()}{report}")
     return code
