@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from ...render.markdown import is_summary
 from ...types import ChangeRef, ChangeRequest, Review
 from ..base import Comment, Placement, Posted, Posting, Published, Rejected
-
-if TYPE_CHECKING:
-    from ..base import Forge, ResolvesThreads
 from . import insights
 from .api import BitbucketApi
 from .markers import from_bitbucket, to_bitbucket
 from .placement import BitbucketPlacement
+
+if TYPE_CHECKING:
+    from ..base import Forge, ResolvesThreads
 
 REPORT_KEY = "prereview"  # one report per commit, replaced on every run
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)?s\b")
