@@ -56,3 +56,11 @@ def test_the_example_jenkinsfile_runs_prereview_bitbucket_on_pull_requests_with_
     assert "when { changeRequest() }" in text and "sh 'prereview bitbucket'" in text
     assert "variable: 'PREREVIEW_BITBUCKET_TOKEN'" in text and "withCredentials" in text
     assert "pip install" not in text  # the release image: nothing installed by name
+
+
+def test_a_repository_that_is_not_project_slug_is_refused_before_any_request() -> None:
+    from bot.forges.bitbucket.api import BitbucketApi
+
+    for bad in ("PRJ", "PRJ/a/b", "../x", "PRJ/.."):
+        with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_REPO"):
+            BitbucketApi("https://bb.example.com", "t", bad)

@@ -40,7 +40,7 @@ def server_root(url: str) -> str:
 def split_repo(repo: str) -> tuple[str, str]:
     """`PROJECT/slug` -> ("PROJECT", "slug"); a personal repository's project is `~user`."""
     key, _, slug = repo.partition("/")
-    if not key or not slug or "/" in slug:
+    if not key or not slug or "/" in slug or key in (".", "..") or slug in (".", ".."):
         raise PrereviewError(
             f"Bitbucket repository {repo!r} is not PROJECT/slug; set PREREVIEW_BITBUCKET_REPO"
         )
