@@ -129,6 +129,7 @@ class FakeGitea:
         permissions: dict[str, str] | None = None,
         state: str = "open",
         read_only_tokens: tuple[str, ...] = (),
+        resolve_api: bool = True,
     ) -> None:
         self.repo, self.number, self.diff_text = repo, number, diff_text
         self.base_sha, self.head_sha, self.title, self.body, self.author = (
@@ -141,6 +142,8 @@ class FakeGitea:
         self.state = state
         self.tokens = tokens if tokens is not None else {TOKEN: BOT}
         self.read_only_tokens = read_only_tokens  # scopes read:repository,read:issue only
+        # Gitea 1.26+ resolves review comments over the API; Forgejo and older Gitea answer 405 there.
+        self.resolve_api = resolve_api
         self.permissions = {BOT: "admin", author: "write", **(permissions or {})}
         self._ids = itertools.count(101)
         self.users: dict[str, int] = {}
@@ -280,6 +283,8 @@ def _dispatch(fake: FakeGitea, tpl: str, p: dict[str, str], req: Request) -> tup
         return 200, fake.user(req.user), None
     if f"{p['owner']}/{p['repo']}" != fake.repo or fake.level(req.user) < 1:
         raise _Reply(404, {"message": "The target couldn't be found."})
+    if tpl.endswith("/pulls/comments/{id}/resolve"):
+        return _resolve(fake, int(p["id"]), req)
     if "index" in p and int(p["index"]) != fake.number:
         raise _Reply(404, {"message": "pull request does not exist"})
     if tpl.endswith("/pulls/{index}.{diffType}"):
@@ -321,6 +326,20 @@ def _dispatch(fake: FakeGitea, tpl: str, p: dict[str, str], req: Request) -> tup
         perm = fake.permissions.get(who, "none")
         return 200, {"permission": perm, "role_name": perm, "user": fake.user(who)}, None
     raise _Reply(404, {"message": "not found"})
+
+
+def _resolve(fake: FakeGitea, comment_id: int, req: Request) -> tuple[int, Any, str | None]:
+    """`ResolvePullReviewComment` (routers/api/v1/repo/pull_review.go, Gitea 1.26+): 204, the comment's
+    `resolver` set; its poster or a writer may; Forgejo's router has no such POST (405, Allow: GET)."""
+    if not fake.resolve_api:
+        raise _Reply(405, {"message": "method not allowed"})
+    c = next((c for cs in fake.review_comments.values() for c in cs if c["id"] == comment_id), None)
+    if c is None:
+        raise _Reply(404, {"message": "comment does not exist"})
+    if c["user"]["login"] != req.user and fake.level(req.user) < 2:
+        raise _Reply(403, {"message": "Forbidden"})
+    c["resolver"] = fake.user(req.user or "")
+    return 204, None, ""
 
 
 def _pull(fake: FakeGitea) -> dict[str, Any]:
@@ -375,6 +394,7 @@ def _reviews(fake: FakeGitea, req: Request) -> tuple[int, Any, str | None]:
                 "commit_id": body.get("commit_id") or fake.head_sha,
                 "user": fake.user(req.user or ""),
                 "pull_request_review_id": rid,
+                "resolver": None,
                 "created_at": _now(),
             }
         )

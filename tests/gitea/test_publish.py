@@ -10,6 +10,7 @@ import pytest
 from bot.cli.gitea import Run
 from bot.config import GiteaConfig
 from bot.forges.gitea.forge import GiteaForge
+from bot.publish.flow import PublishResult
 from bot.publish.gitea import publish
 from bot.types import ChangeRef, ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.gitea_api import TOKEN, FakeGitea
@@ -36,7 +37,7 @@ def _finding(line: int, side: str = "RIGHT", end: int | None = None, msg: str = 
     return Finding(path="app.py", line=line, end_line=end, side=side, message=msg, severity="high")
 
 
-def _publish(fake: FakeGitea, *findings: Finding, **cfg: int) -> object:
+def _publish(fake: FakeGitea, *findings: Finding, **cfg: int) -> PublishResult:
     api = GiteaForge(fake.url, TOKEN, "acme/widgets", retries=0)
     review = Review("b" * 40, "a" * 40, tuple(findings), Stats(), Coverage())
     return publish(api, _change(), review, GiteaConfig(**cfg))
@@ -68,6 +69,26 @@ def test_outside_the_diff_and_over_the_cap_go_to_the_summary() -> None:
         [summary] = fake.comments
         assert "far away" in summary["body"] and "two" in summary["body"]
         assert "(outside the diff)" in summary["body"]
+
+
+def test_a_finding_that_disappeared_has_its_comment_resolved_once() -> None:
+    with FakeGitea(diff_text=DIFF) as fake:
+        _publish(fake, _finding(2, msg="fixed later"), _finding(3, msg="stays"))
+        res = _publish(fake, _finding(3, msg="stays"))
+        by_msg = {c["body"].split("\n")[2]: c for c in fake.inline}
+        assert res.resolved == 1 and res.skipped == 1 and fake.violations == []
+        assert by_msg["fixed later"]["resolver"]["login"] and by_msg["stays"]["resolver"] is None
+        again = _publish(fake, _finding(3, msg="stays"))
+        assert again.resolved == 0  # resolved once, never again
+
+
+def test_a_server_without_the_resolve_api_keeps_the_comment_and_says_why() -> None:
+    with FakeGitea(diff_text=DIFF, resolve_api=False) as fake:  # Forgejo, Gitea before 1.26
+        _publish(fake, _finding(2, msg="fixed later"))
+        res = _publish(fake)
+        assert res.resolved == 0 and "no API to resolve review comments" in res.cannot_resolve
+        [summary] = fake.comments
+        assert "Outdated prereview comments stay open" in summary["body"]
 
 
 def test_a_refused_review_moves_its_comments_to_the_summary() -> None:

@@ -235,6 +235,12 @@ class GiteaAPI:
         url = self._path(f"/issues/comments/{int(comment_id)}")
         self._call("edit a comment", "PATCH", url, json={"body": body})
 
+    def resolve_comment(self, comment_id: int) -> bool:
+        """Resolve a review comment (POST /pulls/comments/{id}/resolve, Gitea 1.26+); False where the
+        server has no such route (Forgejo answers 405, an older Gitea 404)."""
+        url = self._path(f"/pulls/comments/{int(comment_id)}/resolve")
+        return self._call("resolve a review comment", "POST", url, expect=(404, 405)).status_code < 400
+
     def react(self, comment_id: int, content: str) -> None:
         """React to a comment (e.g. 👀 `eyes` on a `/review`)."""
         url = self._path(f"/issues/comments/{int(comment_id)}/reactions")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...change import git
 from ...render.markdown import fingerprints_in, is_summary
 from ...types import ChangeRef, ChangeRequest, PrereviewError
-from ..base import Comment, Posted, Posting, Published, Rejected
+from ..base import Comment, PermissionDenied, Posted, Posting, Published, Rejected
 from .api import GiteaAPI
 from .placement import GiteaPlacement
 
@@ -26,7 +26,7 @@ REVIEW_BODY = "**prereview** found {n} thing(s) on changed lines; the summary co
 
 
 class GiteaForge(GiteaAPI):
-    """A Gitea / Forgejo repository: `forges.base.Forge`."""
+    """A Gitea / Forgejo repository: `forges.base.Forge` and `ResolvesThreads` (Gitea 1.26+)."""
 
     name = "Gitea"
 
@@ -119,6 +119,14 @@ class GiteaForge(GiteaAPI):
 
     def reply(self, number: int, body: str, thread: str | None = None) -> None:
         self.create_comment(number, body)  # Gitea's API has no answer inside a review thread
+
+    def resolve(self, number: int, comment: Posted, head: str) -> None:
+        """Resolve the review comment (its conversation folds, `resolver` is set)."""
+        if not self.resolve_comment(int(comment.id)):
+            raise PermissionDenied(
+                "Outdated prereview comments stay open: this server has no API to resolve review comments "
+                "(Gitea 1.26 added one; Forgejo has none yet)."
+            )
 
 
 def login_of(item: dict[str, Any]) -> str:

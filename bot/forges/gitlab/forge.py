@@ -116,10 +116,8 @@ class GitLabForge(GitLabAPI):
                 f = c.finding
                 refused.append((c, f"{f.path} (file): {exc}" if c.on_file else f"{f.path}:{f.line}: {exc}"))
         lines = sum(1 for c, _ in refused if not c.on_file)
-        why = (
-            f"GitLab refused the diff position of {lines} finding(s); they are on their file or listed here."
-        )
-        notes = (why,) if lines else ()
+        why = f"GitLab refused the diff position of {lines} finding(s)"
+        notes = (f"{why}; they are on their file or listed here.",) if lines else ()
         return Posting(tuple(posted), tuple(refused), len(posted), notes)
 
     def upsert_summary(self, number: int, body: str, previous: Posted | None) -> str:
