@@ -250,3 +250,14 @@ def test_a_finding_gone_at_the_next_review_has_its_thread_resolved() -> None:
         [c] = fake.inline
         assert res.resolved == 1 and c["threadResolved"] is True and c["version"] == 1
         assert fake.violations == []
+
+
+def test_without_x_ausername_the_token_user_must_be_named() -> None:
+    from bot.types import PrereviewError
+
+    with _fake() as fake:
+        fake.username_header = False
+        with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_USER"):
+            _forge(fake).published(3)
+        named = BitbucketForge(BitbucketApi(fake.url, TOKEN, fake.repo, user=BOT, retries=0))
+        assert named.published(3).summary is None

@@ -161,6 +161,7 @@ class FakeBitbucket:
         self.requests: list[Request] = []
         self.violations: list[str] = []
         self.off_diff: list[dict[str, Any]] = []
+        self.username_header = True  # X-AUSERNAME on authenticated answers (a proxy may strip it)
         self.fail_next: list[int] = []  # statuses to answer before handling anything (503: overloaded)
         self.spec = json.loads(SPEC_PATH.read_text())
         schemas = json.loads(json.dumps(self.spec["components"]["schemas"]))
@@ -555,7 +556,7 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = status
         data = (text if text is not None else json.dumps(payload)).encode()
         self.send_response(status)
-        if user:
+        if user and fake.username_header:
             self.send_header("X-AUSERNAME", user)
         if status != 204:
             self.send_header(
