@@ -1,14 +1,16 @@
 """Bitbucket Data Center / Server REST API (`/rest/api/1.0`, `/rest/insights/1.0`) over httpx.
 
 One repository (`PROJECT/slug`) per client; constructing one does no I/O. Every call goes through
-`_call`: 429, 5xx and connection errors are retried with exponential backoff (the sleep is
-injectable); 401/403/404 become one-line errors that name the fix. The token (an HTTP access token,
-sent as `Authorization: Bearer …`) lives in the client's headers only: never in a repr, an error or a log.
+`_call`, over `forges/http.py`: 429 (its `Retry-After`), 5xx and connection errors are retried with
+backoff (the sleep is injectable); other failures become one-line errors that name the fix
+(`errors.py`); a new comment whose answer was lost is looked for before it is sent again. The token (an
+HTTP access token, sent as `Authorization: Bearer …`) lives in the client's headers only: never in a
+repr, an error or a log.
 
 Endpoints (Atlassian's published OpenAPI for Bitbucket Data Center, `/api/latest/…` = `/api/1.0/…`):
 pull request GET/PUT, its raw diff (`…/pull-requests/{id}.diff`), its activities (the comments with
-their anchors and replies), comment POST/PUT (PUT carries the `version` read last; 409 if stale),
-Code Insights report PUT and annotations DELETE/POST.
+their anchors and replies), comment POST, GET and PUT (PUT carries the current `version`; 409 if
+stale; `threadResolved` resolves a thread), Code Insights report PUT and annotations DELETE/POST.
 """
 
 from __future__ import annotations
