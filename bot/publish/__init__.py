@@ -1,1 +1,1 @@
-"""Publishers: post a rendered Review to a forge (GitHub, GitLab), deduplicated by fingerprint."""
+"""Publishing a Review: one flow (flow.py) for every forge, deduplicated by fingerprint; per-forge options."""

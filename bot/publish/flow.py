@@ -114,44 +114,55 @@ def publish(
     refused_line = f"{forge.name} did not accept a comment on the line itself"
     placement = placement if placement is not None else forge.placement(change)
     plan = _plan(placement, review, diff, published, opts, res, refused_line)
-    not_inline = list(plan.summary)
-    notes: list[str] = []
+    notes: list[str] = []  # the forge's, for the summary
     refused = _post(forge, number, review, plan.comments, res, notes)
     if refused and opts.file_fallback:
-        again = [c for c in (plan.placement.on_file(f, diff, refused_line, also) for f, also in refused) if c]
-        second = _post(forge, number, review, again, res, notes)
+        again = [c for c in (placement.on_file(f, diff, refused_line, also) for f, also in refused) if c]
         placed = {c.finding.fingerprint for c in again}
-        refused = [r for r in refused if r[0].fingerprint not in placed] + second
-    for f, also in refused:
-        res.rejected += 1 + len(also)
-        not_inline += [f, *also]
+        refused = [r for r in refused if r[0].fingerprint not in placed]
+        refused += _post(forge, number, review, again, res, notes)
     for r in res.rejections:
         progress.message(f"{forge.name} refused a position, fell back: {r}")
-    current = {f.fingerprint for f in review.findings}
-    if opts.resolve_stale and isinstance(forge, ResolvesThreads):
-        _resolve(forge, number, published.comments, review, scope, res)
+    not_inline = plan.summary + [g for f, also in refused for g in (f, *also)]
+    res.rejected = len(not_inline) - len(plan.summary)
     res.in_summary = len(not_inline)
     res.notes = tuple(
         f"{forge.name} refused an inline comment on {g.path}:{g.line}; listed in the summary"
-        for f, also in refused
-        for g in (f, *also)
+        for g in not_inline[len(plan.summary) :]
     )
+    if opts.resolve_stale and isinstance(forge, ResolvesThreads):
+        _resolve(forge, number, published.comments, review, scope, res)
+    body = _summary(forge, review, tuple(not_inline), published, scope, res, notes, opts.title)
+    res.summary = forge.upsert_summary(number, body, published.summary)
+    return res
+
+
+def _summary(
+    forge: Forge,
+    review: Review,
+    not_inline: tuple[Finding, ...],
+    published: Published,
+    scope: Diff | None,
+    res: PublishResult,
+    notes: list[str],
+    title: str,
+) -> str:
+    """The summary's text: the review with what this publish has to say, the walkthrough `/describe` put
+    there before, and the forge's state markers where it keeps state there."""
     extra = [recheck.kept_note(res.kept_unchecked, review.unchecked)] if res.kept_unchecked else []
     extra += [res.cannot_resolve] if res.cannot_resolve else []
     shown = replace(review, notes=(*review.notes, *extra, *notes))
-    body = summary(shown, not_inline=tuple(not_inline), title=opts.title)
+    body = summary(shown, not_inline=not_inline, title=title)
     previous = published.summary
     body = keep_walkthrough(body, previous.body if previous is not None else "")
     if isinstance(forge, KeepsState):
-        carried = _carried(published, current, scope)
-        body = forge.with_state(body, review.head, carried, previous)
-    res.summary = forge.upsert_summary(number, body, previous)
-    return res
+        current = {f.fingerprint for f in review.findings}
+        body = forge.with_state(body, review.head, _carried(published, current, scope), previous)
+    return body
 
 
 @dataclass
 class _Plan:
-    placement: Placement
     comments: list[Comment] = field(default_factory=list)
     summary: list[Finding] = field(default_factory=list)
 
@@ -172,7 +183,7 @@ def _plan(
         review.findings,
         lambda f: f.fingerprint not in already and f.in_diff and where.get(f.fingerprint) == "line",
     )
-    plan = _Plan(placement)
+    plan = _Plan()
     for f in review.findings:
         if f.fingerprint in done:
             res.skipped += 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from ...change import git
 from ...render.markdown import fingerprints_in
 from ...types import ChangeRef, ChangeRequest, PrereviewError
-from ..base import Comment, Posted, Posting, Published
+from ..base import Comment, HeadBranch, Posted, Posting, Published
 from .api import GitHubAPI, PostedComment
 from .diff import patch_to_diff
 from .graphql import GraphQLFailure, ReviewThread
@@ -33,7 +33,8 @@ from .summary import (
 
 
 class GitHubForge:
-    """A PR's repository on GitHub: `forges.base.Forge`, `ResolvesThreads` and `KeepsState`.
+    """A PR's repository on GitHub: `forges.base.Forge`, `ResolvesThreads`, `KeepsState`, `SuggestsFixes`,
+    `OpensDraftFixes`.
 
     `bot_logins`: accounts whose comments are the bot's besides `*[bot]` (a personal access token's user).
     """
@@ -175,3 +176,40 @@ class GitHubForge:
                     self.threads_resolved += 1
         except (GraphQLFailure, GithubException) as exc:
             self.thread_notes.append(f"could not resolve review threads over GraphQL ({str(exc)[:120]})")
+
+    def suggest(self, number: int, head: str, body: str, comments: Sequence[Comment]) -> bool:
+        """One review of committable suggestions; False when GitHub cannot place one of them (422)."""
+        from github import GithubException
+
+        data = {
+            "commit_id": head,
+            "event": "COMMENT",
+            "body": body,
+            "comments": [dict(c.where) for c in comments],
+        }
+        try:
+            self.api.create_review(number, data)
+        except GithubException as exc:
+            if exc.status != 422:
+                raise
+            return False
+        return True
+
+    def head_branch(self, number: int) -> HeadBranch:
+        head = self.api.pull(number).head
+        full_name = head.repo.full_name if head.repo is not None else ""
+        return HeadBranch(head.ref, full_name.lower() == self.api.repo_name.lower())
+
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
+        from github import GithubException
+
+        try:
+            pr = self.api.create_pull(
+                {"title": title, "head": branch, "base": target, "body": body, "draft": True}
+            )
+        except GithubException as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            errors = [e.get("message", "") for e in data.get("errors", []) if isinstance(e, dict)]
+            why = "; ".join(x for x in [str(data.get("message", "")), *errors] if x)
+            raise PrereviewError(f"GitHub answered {exc.status} ({why or 'no message'})") from None
+        return str(pr.get("html_url") or "")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...change import git
 from ...render.markdown import fingerprints_in, is_summary
 from ...types import ChangeRef, ChangeRequest, PrereviewError
-from ..base import Comment, PermissionDenied, Posted, Posting, Published, Rejected
+from ..base import Comment, HeadBranch, PermissionDenied, Posted, Posting, Published, Rejected
 from .api import DiffRefs, GitLabAPI, quoted_project
 from .placement import GitLabPlacement
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class GitLabForge(GitLabAPI):
-    """A GitLab project: `forges.base.Forge` and `ResolvesThreads` (`number` is the MR iid)."""
+    """A GitLab project: `forges.base.Forge`, `ResolvesThreads`, `OpensDraftFixes` (`number`: the MR iid)."""
 
     name = "GitLab"
 
@@ -144,6 +144,24 @@ class GitLabForge(GitLabAPI):
             raise PermissionDenied(
                 "Outdated prereview threads stay open: the token's role may not resolve threads (Developer)."
             ) from None
+
+    def head_branch(self, number: int) -> HeadBranch:
+        mr = self.merge_request(number)
+        same = mr.get("source_project_id") == mr.get("target_project_id")
+        return HeadBranch(str(mr.get("source_branch") or ""), same)
+
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
+        """A draft MR ("Draft: " title) from `branch` into `target`; its address."""
+        mr = self.create_merge_request(
+            {
+                "source_branch": branch,
+                "target_branch": target,
+                "title": f"Draft: {title}",
+                "description": body,
+                "remove_source_branch": True,
+            }
+        )
+        return str(mr.get("web_url") or "")
 
 
 def first_note(d: dict[str, Any]) -> dict[str, Any]:
