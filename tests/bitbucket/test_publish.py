@@ -188,11 +188,12 @@ def test_comments_are_read_across_activity_pages_with_replies() -> None:
 
 def test_the_forge_protocol_reply_resolve_and_file_comments() -> None:
     from bot.change.diff import parse
-    from bot.forges.base import ResolvesThreads
+    from bot.forges.base import KeepsState, OpensDraftFixes, ResolvesThreads, SuggestsFixes
 
     with _fake() as fake:
         forge = _forge(fake)
-        assert isinstance(forge, ResolvesThreads)
+        abilities = (ResolvesThreads, KeepsState, SuggestsFixes, OpensDraftFixes)
+        assert [a.__name__ for a in abilities if isinstance(forge, a)] == ["ResolvesThreads"]
         outside = Finding(path="app.py", line=40, message="far", in_diff=False)
         c = forge.placement(_change()).on_file(outside, parse(DIFF), "outside the diff")
         assert c is not None and "line" not in c.where
