@@ -3,7 +3,7 @@
 Serves a bare repository over git's smart HTTP protocol (`git http-backend`, Basic auth required, as a
 forge does) on loopback and times, for a PR-like pair of commits (head = the tip, base = N first-parent
 commits back):
-  1. the worker's checkout (`bot.server.checkout.checkout`: one `git fetch --depth=DEPTH` of base and
+  1. the worker's checkout (`bot.change.checkout.checkout`: one `git fetch --depth=DEPTH` of base and
      head, token in a header), its size on disk, and the merge-base lookup the review does next;
   2. a plain full `git clone` of the same repository, for comparison.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.server.checkout import DEPTH, checkout  # noqa: E402
+from bot.change.checkout import DEPTH, checkout  # noqa: E402
 from tests.fakes.git_http import GitHTTP  # noqa: E402
 
 TOKEN = "bench-token"

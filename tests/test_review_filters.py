@@ -13,13 +13,13 @@ from bot.change.diff import parse
 from bot.config import Config, GitLabConfig, ReviewConfig
 from bot.forges.github.api import GitHubAPI
 from bot.forges.gitlab.forge import GitLabForge
+from bot.jobs.job import Job
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher
 from bot.publish.gitlab import publish as gitlab_publish
 from bot.review_filters import placement, plan_inline, skip_reason
 from bot.server.forge_session import GitHubSession
-from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..types import PrereviewError
 from .options import config_options
 
 
@@ -36,6 +33,7 @@ def command(
     it with --apply; exit 1 when no verified fix was found.
     """
     from ..forges.local import LocalForge
+    from ..jobs.fix import apply_files, find_fix, unified_diff
     from ..pipeline.run import LazyModel, load_config
     from ..types import ChangeRef
     from .ui import console_progress
@@ -43,7 +41,7 @@ def command(
     change = LocalForge().fetch(ChangeRef("local", str(repo), base, None))
     cfg = load_config(change.workdir, change.base_sha, config_file=config_file, overrides=overrides)
     with console_progress(enabled=sys.stderr.isatty()) as progress:
-        files, evidence = find_fix(change, cfg, LazyModel(cfg, progress), progress)
+        files, evidence = find_fix(change, cfg, LazyModel(cfg, progress), progress, _say)
     if files is None:
         sys.exit(1)
     if not files:
@@ -61,87 +59,5 @@ def command(
         click.echo(f"verified: {evidence}", err=True)
 
 
-def find_fix(change: Any, cfg: Any, model_factory: Any, progress: Any) -> tuple[dict[str, str] | None, str]:
-    """({path: new text}, evidence); ({}, "") when nothing is broken; (None, "") when no fix was verified."""
-    from ..change import git
-    from ..change.diff import parse
-    from ..evidence import testrun
-    from ..patches import agent
-    from ..patches.verify import PatchStage
-
-    stage = PatchStage(change, cfg, cache_dir=testrun.default_cache_dir())
-    stage.start(progress)
-    for note in stage.notes:
-        click.echo(f"note: {note}", err=True)
-    if stage.runner is None or stage.head is None or stage.base is None:
-        raise PrereviewError(
-            "no tests to run: set test_command in .prereview.yml (and tests must not be off)"
-        )
-    if stage.breakage is None:
-        state = "passing" if stage.head.ok else "failing at base too"
-        click.echo(
-            f"tests: head {stage.head.summary()} ({state}); the change breaks no test, nothing to fix",
-            err=True,
-        )
-        return {}, ""
-    diff = parse(change.diff_text)
-    finding = stage.breakage_findings(diff)[0]
-    click.echo(f"broken: {finding.path}:{finding.line}: {finding.message}", err=True)
-    deadline = time.monotonic() + cfg.patches.budget_seconds
-    verdict = stage.fix(finding, model_factory, progress, deadline)
-    if verdict is not None:
-        text = git.show(change.workdir, change.head_sha, verdict.patch.path) or ""
-        return {verdict.patch.path: verdict.patch.apply(text)}, verdict.reason
-    click.echo(f"no single-shot patch verified ({len(stage.verdicts)} candidate(s) tried)", err=True)
-    if cfg.patches.agent_steps <= 0:
-        return None, ""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="prereview-agent-") as tmp:
-        ws = agent.Workspace(testrun.export_tree(change.workdir, change.head_sha, Path(tmp) / "work"))
-        task = (
-            f"{finding.message}\n\nThe change (diff):\n{change.diff_text[:3000]}\n\n"
-            f"Failing test output (end):\n{stage.head.output[-1500:]}"
-        )
-        result = agent.run(
-            model_factory(),
-            ws,
-            stage.runner,
-            head=stage.head,
-            breakage=stage.breakage,
-            task=task,
-            near=(finding.path, finding.line),
-            max_steps=cfg.patches.agent_steps,
-            log=lambda m: click.echo(f"agent {m}", err=True),
-        )
-    if not result.ok:
-        click.echo(f"the agent found no verified fix in {result.steps} step(s)", err=True)
-        return None, ""
-    return result.files, result.evidence or ""
-
-
-def unified_diff(repo: Path, head: str, files: dict[str, str]) -> str:
-    from ..change import git
-
-    out: list[str] = []
-    for path, new in sorted(files.items()):
-        old = git.show(repo, head, path) or ""
-        out += difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-        )
-    return "".join(out)
-
-
-def apply_files(repo: Path, head: str, files: dict[str, str]) -> None:
-    """Write the fixed files, refusing to overwrite local edits made since head."""
-    from .. import fsguard
-    from ..change import git
-
-    for path in files:  # fsguard: never through a symlink the change (or anyone) put in the working tree
-        current = fsguard.read_text(repo, path)
-        if current != git.show(repo, head, path):
-            raise PrereviewError(
-                f"{path} has local changes since {head[:12]}; commit or stash them, or use --output"
-            )
-    for path, text in files.items():
-        fsguard.write_text(repo, path, text)
+def _say(line: str) -> None:
+    click.echo(line, err=True)

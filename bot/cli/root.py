@@ -20,11 +20,12 @@ from .. import __version__
 from ..types import PrereviewError
 from .options import config_options
 
-# name -> module exposing `command`; loaded only when invoked, listed only when the module exists.
+# name -> module exposing `command` (or `module:attribute`); loaded only when invoked, listed only when the
+# module exists.
 LAZY_COMMANDS = {
-    "github": "bot.cli.github",
-    "gitlab": "bot.cli.gitlab",
-    "gitea": "bot.cli.gitea",
+    "github": "bot.cli.ci:github",
+    "gitlab": "bot.cli.ci:gitlab",
+    "gitea": "bot.cli.ci:gitea",
     "bitbucket": "bot.cli.bitbucket",
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
@@ -33,14 +34,19 @@ LAZY_COMMANDS = {
 }
 
 
+def _module(target: str) -> str:
+    return target.partition(":")[0]
+
+
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        lazy = [n for n, m in LAZY_COMMANDS.items() if importlib.util.find_spec(m) is not None]
+        lazy = [n for n, m in LAZY_COMMANDS.items() if importlib.util.find_spec(_module(m)) is not None]
         return sorted([*super().list_commands(ctx), *lazy])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in LAZY_COMMANDS and importlib.util.find_spec(LAZY_COMMANDS[name]) is not None:
-            return importlib.import_module(LAZY_COMMANDS[name]).command  # type: ignore[no-any-return]
+        if name in LAZY_COMMANDS and importlib.util.find_spec(_module(LAZY_COMMANDS[name])) is not None:
+            module, _, attr = LAZY_COMMANDS[name].partition(":")
+            return getattr(importlib.import_module(module), attr or "command")  # type: ignore[no-any-return]
         return super().get_command(ctx, name)
 
 

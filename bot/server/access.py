@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import Config
+from ..jobs.job import Job
 from ..types import PrereviewError
 from .forge_session import gitlab_access
-from .jobs import Job
 from .secrets import Secrets
 
 

@@ -25,9 +25,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..config import ServerConfig
-from . import events, health, logs, policy, verify
+from ..jobs import policy
+from ..jobs.job import Job
+from . import events, health, logs, verify
 from .events import Event
-from .jobs import Job
 from .metrics import Metrics
 from .pool import WorkerPool
 from .queue import JobQueue

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from ..change.checkout import checkout, push, read_file
 from ..change.diff import Diff, parse
 from ..config import Config
+from ..jobs.job import Job
+from ..jobs.session import ForgeSession, HeadBranch
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
-from .checkout import checkout, push, read_file
-from .jobs import Job
 from .secrets import Secrets
 
 REPLY_MARKER = "<!-- prereview:reply-to={} -->"
@@ -26,40 +26,6 @@ _REPLY = re.compile(r"<!-- prereview:reply-to=(\d+) -->")
 
 def replied_to(bodies: list[str]) -> set[int]:
     return {int(m) for b in bodies for m in _REPLY.findall(b)}
-
-
-@dataclass(frozen=True)
-class HeadBranch:
-    """The PR's source branch, and whether it lives in the PR's own repository (not a fork)."""
-
-    ref: str
-    same_repo: bool
-
-
-class ForgeSession(Protocol):
-    kind: str  # "PR" | "MR", for replies
-
-    def fetch(self) -> ChangeRequest: ...
-    def react(self, comment_id: int) -> None: ...
-    def reply(self, text: str, comment_id: int | None) -> None: ...
-
-    incremental: bool  # can publish a review of part of the PR (`scope`) without resolving the rest
-
-    def publish(
-        self, change: ChangeRequest, review: Review, scope: Diff | None = None, cfg: Config | None = None
-    ) -> None: ...
-    def set_paused(self, paused: bool) -> None: ...
-    def describe(self, block: str, into_description: bool) -> None: ...
-    def thread_is_ours(self, thread: str) -> bool: ...
-    def reply_in_thread(self, thread: str, text: str, comment_id: int | None) -> None: ...
-    def may_command(self, job: Job) -> bool: ...
-    def clone(self, shas: list[str], dest: Path) -> Path: ...
-    def base_file(self, sha: str, path: str, dest: Path) -> str | None: ...
-    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool: ...
-    def head_branch(self) -> HeadBranch: ...
-    def current_head(self) -> str: ...  # the PR's head commit now, read fresh
-    def push(self, repo: Path, sha: str, branch: str) -> None: ...
-    def open_draft(self, branch: str, target: str, title: str, body: str) -> str: ...
 
 
 class _GitOverHttps:

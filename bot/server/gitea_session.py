@@ -14,9 +14,9 @@ from typing import Any
 
 from ..change.diff import Diff
 from ..config import Config
+from ..jobs.job import Job
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
 from .forge_session import REPLY_MARKER, HeadBranch, _GitOverHttps, replied_to
-from .jobs import Job
 from .secrets import Secrets
 
 TRUSTED = frozenset({"write", "admin", "owner"})

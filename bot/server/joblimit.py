@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+from ..jobs.public import public_reason, scrub_paths
 from ..proctree import descendants, kill_descendants
 
 __all__ = [
@@ -75,22 +75,3 @@ def wall_clock_limit(seconds: float, grace: float, on_overrun: Callable[[], None
             if in_main:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)  # type: ignore[arg-type]
-
-
-# Absolute paths on the server (checkouts, caches, the venv) never go into a PR comment.
-_ABS_PATH = re.compile(r"(?<![\w.:/~-])(?:~|/)(?:[\w.+@-]+/)+[\w.+@-]*")
-
-
-def scrub_paths(text: str) -> str:
-    """`text` with server paths (two or more `/`-separated parts from `/` or `~`) as `<path>`; a
-    command such as `/review` or a repository path such as `src/app.py` stays."""
-    return _ABS_PATH.sub("<path>", text)
-
-
-def public_reason(exc: BaseException, limit: int = 300) -> str:
-    """One line for the PR: the exception's first line, server paths hidden, shortened."""
-    first = (str(exc).strip().splitlines() or [""])[0]
-    first = scrub_paths(first)
-    if len(first) > limit:
-        first = first[: limit - 1] + "…"
-    return first

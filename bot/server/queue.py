@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,10 +30,10 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.storage import RedisStorage, SqliteStorage
 
 from ..config import ServerConfig
+from ..jobs.job import Job, RunStats
 from ..types import PrereviewError, Throttled
 from . import logs
 from .joblimit import JobTimeout, descendants, kill_descendants, public_reason, wall_clock_limit
-from .jobs import Job
 from .ledger import JOB, Lease, Ledger, owner_id
 from .recovery import Recovery
 from .storeops import StoreErrors, retry_store
@@ -41,14 +41,6 @@ from .storeops import StoreErrors, retry_store
 log = logging.getLogger("prereview.queue")
 
 SQLITE_BUSY_SECONDS = 30  # the server and every worker process write the same file
-
-
-@dataclass(frozen=True)
-class RunStats:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds_model: float = 0.0
-    read_back_limits: int = 0  # notes saying a read-back from the sandbox was refused or cut
 
 
 class JobRunner(Protocol):

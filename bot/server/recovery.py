@@ -13,7 +13,7 @@ from typing import Any
 from huey import Huey
 
 from ..config import ServerConfig
-from .jobs import Job
+from ..jobs.job import Job
 from .ledger import JOB, Lease, Ledger, owner_id
 from .storeops import StoreErrors, survive
 

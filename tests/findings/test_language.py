@@ -14,10 +14,10 @@ from bot.config import build
 from bot.findings import analyze
 from bot.findings.language import instruction, language_name
 from bot.forges.local import LocalForge
+from bot.jobs.ask import ask_messages
 from bot.models.scripted import ScriptedModel
 from bot.pipeline import run as runner
 from bot.render import render
-from bot.server.worker import ask_messages
 from bot.types import ChangeRef, PrereviewError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -134,7 +134,7 @@ def test_review_walkthrough_true_adds_it_to_the_summary_with_behaviour_evidence(
 
 
 def test_the_describe_command_parses() -> None:
-    from bot.server import chatops
+    from bot.jobs import chatops
 
     cmd = chatops.parse("/describe --update")
     assert cmd is not None and cmd.name == "describe" and cmd.update

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.gitea import Run
 from bot.config import GiteaConfig
+from bot.forges.gitea.ci import Run
 from bot.forges.gitea.forge import GiteaForge
 from bot.publish.flow import PublishResult
 from bot.publish.gitea import publish

@@ -41,6 +41,7 @@ def payload(name: str, **patch: Any) -> dict[str, Any]:
     if "issue" in event:
         event["issue"]["number"] = patch.get("number", 1)
         event["comment"]["body"] = patch.get("body", event["comment"]["body"])
+        event["comment"]["id"] = patch.get("comment_id", event["comment"]["id"])
         event["comment"]["author_association"] = patch.get(
             "association", event["comment"]["author_association"]
         )

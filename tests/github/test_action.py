@@ -149,7 +149,8 @@ def test_comment_commands(action: Action) -> None:
 
     assert (
         action.run(
-            "issue_comment", payload("issue_comment.created.on_pr.pac-retest.json", body="/pause")
+            "issue_comment",
+            payload("issue_comment.created.on_pr.pac-retest.json", body="/pause", comment_id=101),
         ).code
         == 0
     )
@@ -159,17 +160,23 @@ def test_comment_commands(action: Action) -> None:
     assert "paused" in paused.err and len(gh.reviews) == 1
     assert (
         action.run(
-            "issue_comment", payload("issue_comment.created.on_pr.pac-retest.json", body="/resume")
+            "issue_comment",
+            payload("issue_comment.created.on_pr.pac-retest.json", body="/resume", comment_id=102),
         ).code
         == 0
     )
     assert action.run("pull_request", push).code == 0 and len(gh.reviews) == 2
 
     assert (
-        action.run("issue_comment", payload("issue_comment.created.on_pr.pac-retest.json", body="/help")).code
+        action.run(
+            "issue_comment",
+            payload("issue_comment.created.on_pr.pac-retest.json", body="/help", comment_id=103),
+        ).code
         == 0
     )
     assert "prereview commands" in gh.issue_comments[-1]["body"]
+    # the one job dispatcher answered /pause and /resume as the server does, in a reply each
+    assert sum("Automatic reviews are" in c["body"] for c in gh.issue_comments) == 2
     assert len([c for c in gh.issue_comments if SUMMARY_MARKER in c["body"]]) == 1
     assert gh.schema_errors == []
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.server.chatops import Command, help_text, is_authorized, parse
+from bot.jobs.chatops import Command, help_text, is_authorized, parse
 from tests.conftest import PLATFORM
 
 

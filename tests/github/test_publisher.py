@@ -8,7 +8,7 @@ from bot.change.diff import parse
 from bot.forges.github import actions
 from bot.forges.github.api import GitHubAPI
 from bot.forges.github.checks import create_check_run
-from bot.forges.github.diff import patch_to_diff, restrict_diff
+from bot.forges.github.diff import patch_to_diff
 from bot.forges.github.errors import retry_wait
 from bot.forges.github.placement import inline_comment
 from bot.publish.github import GitHubPublisher
@@ -170,15 +170,6 @@ def test_patch_to_diff_round_trips_the_files_api() -> None:
     assert [(f.path, f.old_path, [h.lines for h in f.hunks]) for f in ours.files] == [
         (f.path, f.old_path, [h.lines for h in f.hunks]) for f in theirs.files
     ]
-
-
-def test_restrict_diff_keeps_hunks_touched_by_new_commits() -> None:
-    pr = TWO_HUNKS + _diff(2, "other.py")
-    new = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -21,1 +21,2 @@\n c\n+d\n"
-    kept = parse(restrict_diff(pr, new))
-    assert [f.path for f in kept.files] == ["m.py"]
-    assert [h.new_start for h in kept.files[0].hunks] == [21]
-    assert restrict_diff(pr, "") == ""
 
 
 @pytest.mark.parametrize("status", [401, 403])  # a 404: tests/server/test_forge_limits.py

@@ -8,8 +8,8 @@ import pytest
 
 from bot.config import Config, ServerConfig
 from bot.forges.gitlab.forge import GitLabForge
+from bot.jobs.job import Job
 from bot.server.forge_session import GitLabSession
-from bot.server.jobs import Job
 from bot.server.secrets import Secrets
 from tests.fakes.gitlab_api import TOKEN, FakeGitLab
 

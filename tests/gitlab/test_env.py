@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.gitlab import Pipeline, ssl_verify_from, token_from
 from bot.forges.gitlab.api import api_root
+from bot.forges.gitlab.ci import Pipeline, ssl_verify_from, token_from
 from bot.types import PrereviewError
 
 ENV = {

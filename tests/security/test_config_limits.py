@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot import config as config_mod
-from bot.server import repo_config, settings
+from bot.jobs import repo_config
+from bot.server import settings
 from bot.types import PrereviewError
 
 DEEP = [

@@ -21,8 +21,8 @@ import pytest
 from bot import config as config_mod
 from bot.config import Config
 from bot.evidence import projectenv
+from bot.jobs import workspace
 from bot.patches.verify import PatchStage
-from bot.server import workspace
 from bot.types import ChangeRef, ChangeRequest, EnvSource
 from tests.conftest import git
 

@@ -160,7 +160,7 @@ def test_fix_and_server_fix_never_write_through_the_symlink(tmp_path, victim):
 def test_fix_apply_refuses_a_symlink_in_the_working_tree(tmp_path, victim):
     """The working tree's calc.py was swapped for a link to a host file with the same text: --apply must
     not follow it (the local-changes check alone would pass)."""
-    from bot.cli.fix import apply_files
+    from bot.jobs.fix import apply_files
 
     repo = hostile_repo(tmp_path / "repo", {"calc.py": CALC}, {"calc.py": CALC.replace("+", "-")})
     head = git(repo, "rev-parse", "HEAD").strip()
@@ -173,7 +173,7 @@ def test_fix_apply_refuses_a_symlink_in_the_working_tree(tmp_path, victim):
 
 
 def test_fix_branch_never_commits_over_a_symlink(tmp_path, victim):
-    from bot.server import fix_branch
+    from bot.jobs import fix_branch
 
     repo = symlink_patch_repo(tmp_path, victim)
     head = git(repo, "rev-parse", "HEAD").strip()

@@ -19,11 +19,11 @@ import pytest
 
 from bot import config as config_mod
 from bot.config import Config
+from bot.jobs.job import Job
 from bot.models.scripted import ScriptedModel
 from bot.pipeline.run import LazyModel
 from bot.server.forge_session import replied_to
 from bot.server.joblimit import public_reason
-from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState
@@ -244,7 +244,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_the_server_refuses_a_bomb_in_the_base_config_without_walking_it() -> None:
-    from bot.server import repo_config
+    from bot.jobs import repo_config
 
     with pytest.raises(PrereviewError, match="anchor or alias"):
         repo_config.load(Config(), lambda: _bomb(5), "b" * 40)  # (unrefused, 9**9 would hang the test)

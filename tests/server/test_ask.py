@@ -9,11 +9,11 @@ from pathlib import Path
 
 from bot.change.diff import parse
 from bot.config import Config
+from bot.jobs import ask_code as ask
+from bot.jobs.job import Job
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
-from bot.server import ask
 from bot.server.forge_session import GitHubSession
-from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from bot.change.diff import parse
 from bot.config import Config
+from bot.jobs.job import Job
+from bot.jobs.policy import decide
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.render.markdown import SUMMARY_MARKER
 from bot.render.walkthrough import START
 from bot.server.forge_session import GitHubSession, GitLabSession
-from bot.server.jobs import Job
-from bot.server.policy import decide
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState

@@ -13,7 +13,7 @@ from bot.config import ServerConfig
 from bot.forges.base import PermissionDenied
 from bot.forges.github.api import GitHubAPI
 from bot.forges.gitlab.forge import GitLabForge
-from bot.server.jobs import Job
+from bot.jobs.job import Job
 from bot.server.ledger import JOB
 from bot.server.queue import JobQueue, RunStats, make_huey
 from bot.types import PrereviewError, Throttled

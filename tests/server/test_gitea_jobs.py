@@ -8,12 +8,12 @@ from pathlib import Path
 
 from bot.change.diff import parse
 from bot.config import Config
+from bot.jobs.job import Job
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.render.markdown import SUMMARY_MARKER
 from bot.render.walkthrough import START
 from bot.server.gitea_session import GiteaSession
-from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState

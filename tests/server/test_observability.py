@@ -10,7 +10,7 @@ import pytest
 
 from bot.cli.root import main
 from bot.config import ServerConfig
-from bot.server.jobs import Job
+from bot.jobs.job import Job
 from bot.server.queue import JobQueue, RunStats, make_huey
 from tests.fakes.github_api import FakeGitHub
 from tests.server.stack import Stack, comment_event, wait_for

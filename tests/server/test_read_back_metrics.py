@@ -9,8 +9,8 @@ from pathlib import Path
 from prometheus_client import generate_latest
 
 from bot.config import ServerConfig
+from bot.jobs.job import Job
 from bot.sandbox.exchange import Exchange, counts_as_limit, json_lines
-from bot.server.jobs import Job
 from bot.server.metrics import Metrics
 from bot.server.queue import JobQueue, RunStats, make_huey
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.change import checkout
 from bot.config import Config
-from bot.server import checkout, repo_config
+from bot.jobs import repo_config
 from bot.types import PrereviewError
 from tests.conftest import git
 from tests.fakes.github_api import FakeGitHub
@@ -168,7 +169,7 @@ def test_review_job_honours_the_repo_config_and_ignores_server_only_keys(make_re
 
 def test_ask_context_leaves_out_what_the_review_config_excludes() -> None:
     from bot.config import ReviewConfig
-    from bot.server.worker import ask_messages
+    from bot.jobs.ask import ask_messages
     from bot.types import ChangeRef, ChangeRequest
 
     def added(path: str) -> str:

@@ -17,7 +17,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from bot.config import ServerConfig
-from bot.server.jobs import Job
+from bot.jobs.job import Job
 from bot.server.ledger import JOB, Ledger, owner_id
 from bot.server.metrics import Metrics
 from bot.server.queue import JobQueue, RunStats, make_huey

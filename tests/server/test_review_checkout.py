@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from bot.jobs import workspace
 from bot.render.markdown import fingerprints_in
-from bot.server import workspace
 from bot.types import ChangeRef, ChangeRequest
 from tests.conftest import git
 from tests.fakes import git_http

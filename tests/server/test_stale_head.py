@@ -12,16 +12,17 @@ import pytest
 from bot.change.diff import parse
 from bot.config import Config
 from bot.forges.github.api import GitHubAPI
+from bot.jobs.job import Job
+from bot.jobs.review import HeadMoved
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher
 from bot.render.markdown import SUMMARY_MARKER
 from bot.server.forge_session import GitHubSession
-from bot.server.jobs import Job
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState
-from bot.server.worker import ForgeRunner, HeadMoved
+from bot.server.worker import ForgeRunner
 from bot.types import ChangeRequest, Coverage, Finding, Review, Stats
 from tests.fakes.github_api import FakeGitHub
 from tests.server.stack import DIFF

@@ -11,13 +11,13 @@ from pathlib import Path
 from bot.change.diff import parse
 from bot.config import Config, GitLabConfig
 from bot.forges.github.api import GitHubAPI
+from bot.jobs.policy import decide
 from bot.pipeline.run import LazyModel
 from bot.progress import Quiet
 from bot.publish.github import GitHubPublisher
 from bot.publish.gitlab import publish as gitlab_publish
 from bot.server import events
 from bot.server.forge_session import GitHubSession, GitLabSession
-from bot.server.policy import decide
 from bot.server.queue import make_storage
 from bot.server.secrets import Secrets
 from bot.server.state import ServerState

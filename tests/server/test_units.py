@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from bot.config import ServerConfig
+from bot.jobs.job import Job
+from bot.jobs.policy import decide
 from bot.server import events, verify
-from bot.server.jobs import Job
 from bot.server.ledger import Ledger, owner_id
-from bot.server.policy import decide
 from bot.server.queue import JobQueue, RunStats, make_huey
 from bot.server.secrets import from_env
 from tests.server.stack import PAYLOADS, payload
@@ -242,21 +242,10 @@ def test_github_app_installation_token(tmp_path) -> None:
     assert claims["iss"] == "123"
 
 
-def test_new_hunks_keep_only_hunks_with_lines_added_since_last_time() -> None:
-    from bot.server.incremental import added_lines, new_hunks
-
-    old = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,2 @@\n x\n+y = 1\n"
-    new = old + "@@ -10,1 +11,2 @@\n z\n+w = 2\n"
-    out = new_hunks(new, added_lines(old))
-    assert "+w = 2" in out and "+y = 1" not in out
-    assert new_hunks(old, added_lines(old)) == ""
-    assert "+y = 1" in new_hunks(old, {})
-
-
 def test_clone_token_goes_in_a_header_env_only() -> None:
     import base64
 
-    from bot.server.checkout import auth_env
+    from bot.change.checkout import auth_env
 
     env = auth_env("https://github.com/o/r.git", "x-access-token", "ghs_secret")
     assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
@@ -281,7 +270,7 @@ def test_state_forgets_old_deliveries_and_old_rate_counters(tmp_path) -> None:
 
 def test_a_verified_fix_becomes_suggestions_only_on_lines_of_the_diff() -> None:
     from bot.change.diff import parse
-    from bot.server.suggest import suggestions
+    from bot.jobs.suggest import suggestions
 
     diff = parse(
         "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,3 @@\n x = 1\n+y = x - 1\n z = 3\n"

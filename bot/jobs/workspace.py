@@ -10,16 +10,17 @@ One shallow fetch of the two commits (`checkout.checkout`, token in a header onl
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..change import git
+from ..change.checkout import DEPTH
 from ..config import CONFIG_FILE, Config
 from ..types import ChangeRequest, PrereviewError
 from . import repo_config
-from .checkout import DEPTH
-from .forge_session import ForgeSession
+from .session import ForgeSession
 
 log = logging.getLogger("prereview.worker")
 
@@ -99,3 +100,15 @@ def since(reviewed: ChangeRequest, last_head: str, kind: str) -> tuple[ChangeReq
     except git.GitError:
         return reviewed, (LAST_GONE.format(last=last_head[:12], kind=kind),)
     return reviewed.compared_with(last_head), ()
+
+
+def config_for(
+    forge: ForgeSession, change: ChangeRequest, server_cfg: Config
+) -> tuple[Config, tuple[str, ...]]:
+    """The caller's config with the repository's `.prereview.yml` (at the base) merged over it."""
+
+    def read() -> str | None:
+        with tempfile.TemporaryDirectory(prefix="prereview-config-") as tmp:
+            return forge.base_file(change.base_sha, CONFIG_FILE, Path(tmp) / "repo")
+
+    return repo_config.load(server_cfg, read, change.base_sha)

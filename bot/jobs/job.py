@@ -51,3 +51,13 @@ class Job:
     def from_dict(cls, data: dict[str, Any]) -> Job:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What a job cost (for the server's metrics)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds_model: float = 0.0
+    read_back_limits: int = 0  # notes saying a read-back from the sandbox was refused or cut

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import ServerConfig
+from ..forges.webhook import Event
 from . import chatops
-from .events import Event
-from .jobs import Job
+from .job import Job
 
 # Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+); GitHub's
 # signed payload carries the author's association instead.
