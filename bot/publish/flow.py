@@ -116,14 +116,15 @@ def publish(
     plan = _plan(placement, review, diff, published, opts, res, refused_line)
     notes: list[str] = []  # the forge's, for the summary
     refused = _post(forge, number, review, plan.comments, res, notes)
-    if refused and opts.file_fallback:
-        again = [c for c in (placement.on_file(f, diff, refused_line, also) for f, also in refused) if c]
+    if opts.file_fallback:  # a line the forge refused: on its file, once
+        lines = [c for c in refused if not c.on_file]
+        again = [x for x in (placement.on_file(c.finding, diff, refused_line, c.also) for c in lines) if x]
         placed = {c.finding.fingerprint for c in again}
-        refused = [r for r in refused if r[0].fingerprint not in placed]
+        refused = [c for c in refused if c.finding.fingerprint not in placed]
         refused += _post(forge, number, review, again, res, notes)
     for r in res.rejections:
         progress.message(f"{forge.name} refused a position, fell back: {r}")
-    not_inline = plan.summary + [g for f, also in refused for g in (f, *also)]
+    not_inline = plan.summary + [g for c in refused for g in (c.finding, *c.also)]
     res.rejected = len(not_inline) - len(plan.summary)
     res.in_summary = len(not_inline)
     res.notes = tuple(
@@ -231,8 +232,8 @@ def _post(
     comments: Sequence[Comment],
     res: PublishResult,
     notes: list[str],
-) -> list[tuple[Finding, tuple[Finding, ...]]]:
-    """Post `comments`; count them into `res`; the (finding, riders) pairs the forge refused."""
+) -> list[Comment]:
+    """Post `comments`; count them into `res`; the comments the forge refused."""
     if not comments:
         return []
     posting = forge.post_review(number, review.head, counts_line(review), comments)
@@ -243,7 +244,7 @@ def _post(
     res.reviews += posting.requests
     res.rejections += [why for _, why in posting.refused]
     notes += posting.notes
-    return [(c.finding, c.also) for c, _ in posting.refused]
+    return [c for c, _ in posting.refused]
 
 
 def _resolve(
