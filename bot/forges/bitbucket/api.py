@@ -10,7 +10,8 @@ repr, an error or a log.
 Endpoints (Atlassian's published OpenAPI for Bitbucket Data Center, `/api/latest/…` = `/api/1.0/…`):
 pull request GET/PUT, its raw diff (`…/pull-requests/{id}.diff`), its activities (the comments with
 their anchors and replies), comment POST, GET and PUT (PUT carries the current `version`; 409 if
-stale; `threadResolved` resolves a thread), Code Insights report PUT and annotations DELETE/POST.
+stale; `threadResolved` resolves a thread), Code Insights report PUT and annotations DELETE/POST, and
+the users with write permission on the repository (`may_write`, who may run comment commands).
 """
 
 from __future__ import annotations
@@ -183,6 +184,22 @@ class BitbucketApi:
             nxt = page.get("nextPageStart") if isinstance(page, dict) else None
             start = None if last or not isinstance(nxt, int) else nxt
         return list(found.values())
+
+    def may_write(self, user: str) -> bool:
+        """Whether `user` (a slug) may write to the repository, directly or through a group, the project
+        or a global permission: GET /rest/api/1.0/users filtered by REPO_WRITE on this repository
+        (any authenticated token may ask). `filter` matches slugs, names and e-mails by substring, so
+        only an exact slug counts; the first page is read (a miss refuses, never the other way)."""
+        params = {
+            "filter": user,
+            "permission.1": "REPO_WRITE",
+            "permission.1.projectKey": self.project,
+            "permission.1.repositorySlug": self.slug,
+        }
+        page = self._call("check a user's permission", "GET", f"{self.url}/rest/api/1.0/users", params=params)
+        data = page.json()
+        values = data.get("values") if isinstance(data, dict) else None
+        return any(isinstance(u, dict) and u.get("slug") == user for u in values or [])
 
     def fetch(self, ref: ChangeRef) -> ChangeRequest:
         """A ChangeRequest from the API alone (no checkout): what a webhook worker reviews."""

@@ -13,16 +13,23 @@ this order (the first that is set wins):
 - the checkout: WORKSPACE (Jenkins), else the current directory.
 
 The token: PREREVIEW_BITBUCKET_TOKEN (an HTTP access token; from a Jenkins credential, never echoed).
+
+A build a Bitbucket webhook triggered (Jenkins' Generic Webhook Trigger) passes the delivery's body in
+PREREVIEW_BITBUCKET_EVENT (`comment_event`): a `pr:comment:added` is a comment command, answered through
+the job dispatcher; `pr:opened` / `pr:from_ref_updated` name the pull request to review.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...types import PrereviewError
+from ..webhook import Event
+from .webhook import parse
 
 TOKEN_VARS = ("PREREVIEW_BITBUCKET_TOKEN",)
 # …/projects/KEY/repos/slug/pull-requests/12[/overview] (a personal repository: …/users/name/repos/…)
@@ -43,11 +50,12 @@ class Job:
     target: str = ""  # the target branch, when the CI says it
 
 
-def from_env(env: Mapping[str, str], *, pr: int | None = None) -> Job | str:
-    """The job, or a string saying why there is nothing to review (not a pull request build)."""
+def from_env(env: Mapping[str, str], *, pr: int | None = None, repo: str = "") -> Job | str:
+    """The job, or a string saying why there is nothing to review (not a pull request build). `pr` and
+    `repo`: from a webhook event (PREREVIEW_BITBUCKET_REPO, when set, must agree)."""
     m = _PR_URL.match(env.get("CHANGE_URL", "").strip())
     server = env.get("PREREVIEW_BITBUCKET_URL", "").strip() or (m["server"] if m else "")
-    repo = env.get("PREREVIEW_BITBUCKET_REPO", "").strip()
+    repo = pinned_repo(env, repo) if repo else env.get("PREREVIEW_BITBUCKET_REPO", "").strip()
     if not repo and m:
         repo = f"{m['key'] or '~' + m['user']}/{m['slug']}"
     number = (
@@ -78,3 +86,35 @@ def token_from(env: Mapping[str, str]) -> str | None:
 def _int(value: str | None) -> int | None:
     value = (value or "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+EVENT_VAR = "PREREVIEW_BITBUCKET_EVENT"
+
+
+def comment_event(env: Mapping[str, str]) -> Event | None:
+    """The webhook delivery a build was triggered with (PREREVIEW_BITBUCKET_EVENT: its JSON body; the
+    event key is the body's `eventKey`, or the `x_event_key` header variable), or None without one. A
+    delivery prereview does not act on is an Event of kind "none"."""
+    raw = env.get(EVENT_VAR, "").strip()
+    if not raw:
+        return None
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise PrereviewError(
+            f"{EVENT_VAR} is not JSON; pass the webhook's whole body (Generic Webhook Trigger: JSONPath $)"
+        ) from None
+    key = payload.get("eventKey") if isinstance(payload, dict) else None
+    got = parse(key if isinstance(key, str) else env.get("x_event_key", ""), payload)
+    return got if isinstance(got, Event) else Event("bitbucket", "none", "", 0, got)
+
+
+def pinned_repo(env: Mapping[str, str], repo: str) -> str:
+    """An event's repository, which PREREVIEW_BITBUCKET_REPO (when set) must name: a job's token is never
+    pointed at another repository by a payload."""
+    pinned = env.get("PREREVIEW_BITBUCKET_REPO", "").strip()
+    if pinned and pinned.lower() != repo.lower():
+        raise PrereviewError(
+            f"the event is for {repo}, not PREREVIEW_BITBUCKET_REPO={pinned}; check the webhook's repository"
+        )
+    return repo

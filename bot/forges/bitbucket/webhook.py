@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...server.events import BOT_MARKER, Event
+from ..webhook import BOT_MARKER, Event
 from .markers import from_bitbucket
 
 PR_EVENTS = {"pr:opened": "opened", "pr:from_ref_updated": "synchronize"}

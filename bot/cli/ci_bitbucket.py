@@ -1,7 +1,10 @@
-"""`prereview bitbucket`: review a Bitbucket Data Center pull request from a CI job and publish it.
+"""`prereview bitbucket`'s flow: a Bitbucket Data Center pull request reviewed from a CI job and published,
+or a comment command answered through the job dispatcher.
 
 Everything Bitbucket-specific is in `bot/forges/bitbucket/` (the CI environment: `ci.py`); this is the
-entry point: review, `publish/flow.py` over `BitbucketForge`, then the Code Insights report.
+entry point: review, `publish/flow.py` over `BitbucketForge`, then the Code Insights report. A build a
+`pr:comment:added` webhook triggered (PREREVIEW_BITBUCKET_EVENT) runs the comment's command on the
+worker's own session (`server/bitbucket_session.py`), as `prereview gitlab|gitea` do.
 
 The job's checkout drives the review (the local git diff merge-base..head, as for the other forges);
 the API gives the pull request's commits and metadata and takes the comments and the Code Insights
@@ -12,50 +15,18 @@ PREREVIEW_BITBUCKET_INSIGHTS=false (no Code Insights report).
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import click
-
-from .options import config_options
+from ..types import PrereviewError
+from .ci import Echo
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
     "Jenkins credential to PREREVIEW_BITBUCKET_TOKEN (see examples/Jenkinsfile.bitbucket)"
 )
-
-
-class _Echo:
-    def message(self, text: str) -> None:
-        click.echo(f"prereview: {text}", err=True)
-
-    def step(self, done: int, total: int, label: str) -> None:
-        click.echo(f"prereview: [{done}/{total}] {label}", err=True)
-
-
-@click.command("bitbucket")
-@click.option("--pr", "pr_number", type=int, help="Review this pull request (default: the CI's CHANGE_ID).")
-@config_options("Config file (default: .prereview.yml at the PR's base revision).")
-@click.option("--no-post", is_flag=True, help="Review only; post nothing on the pull request.")
-@click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
-def command(
-    pr_number: int | None, config_file: Path | None, overrides: dict[str, Any], no_post: bool, force: bool
-) -> None:
-    """Review a Bitbucket Data Center pull request from CI (Jenkins) and post the review on it."""
-    sys.exit(
-        run(
-            os.environ,
-            pr=pr_number,
-            config_file=config_file,
-            overrides=overrides,
-            post=not no_post,
-            force=force,
-        )
-    )
 
 
 def max_comments(env: Mapping[str, str]) -> int:
@@ -88,8 +59,11 @@ def run(
     from ..types import ChangeRef, ChangeRequest
     from .ci_env import sandbox_off, trust_checkout
 
-    job = ci.from_env(env, pr=pr)
-    progress = _Echo()
+    progress = Echo()
+    event = ci.comment_event(env) if pr is None else None
+    if event is not None and event.kind != "pr":
+        return _command(env, event, config_file, overrides, progress)
+    job = ci.from_env(env, pr=event.number, repo=event.repo) if event else ci.from_env(env, pr=pr)
     if isinstance(job, str):
         progress.message(job)
         return 0
@@ -138,3 +112,41 @@ def run(
             report = f"; Code Insights report with {notes} annotation(s)" if insights_on(env) else ""
             progress.message(f"#{job.number}: {res.line()}{report}")
     return code
+
+
+def _command(
+    env: Mapping[str, str], event: Any, config_file: Path | None, overrides: Any, progress: Echo
+) -> int:
+    """A comment command: the comment is read back from Bitbucket by its id (its text and author are
+    Bitbucket's, not the build parameters'), then run as the webhook server would run it."""
+    from ..forges.bitbucket import ci
+    from ..forges.bitbucket.api import BitbucketApi
+    from ..forges.bitbucket.markers import from_bitbucket
+    from ..forges.webhook import BOT_MARKER
+    from ..server.bitbucket_session import BitbucketSession
+    from ..server.secrets import Secrets
+    from .ci_local import _command as run_command
+
+    token = ci.token_from(env)
+    url = env.get("PREREVIEW_BITBUCKET_URL", "").strip().rstrip("/")
+    if event.kind == "comment":
+        if not url:
+            raise PrereviewError(
+                "PREREVIEW_BITBUCKET_URL is not set; a webhook-triggered build needs the Bitbucket URL"
+            )
+        if token is None:
+            raise PrereviewError(
+                "answering a Bitbucket comment needs PREREVIEW_BITBUCKET_TOKEN; see docs/bitbucket.md"
+            )
+        repo = ci.pinned_repo(env, event.repo)
+        if event.comment_id is None:
+            raise PrereviewError("the pr:comment:added payload has no comment id")
+        c = BitbucketApi(url, token, repo).comment(event.number, event.comment_id)
+        text = from_bitbucket(str(c.get("text") or ""))
+        author = str((c.get("author") or {}).get("slug") or "")
+        event = replace(event, body=text, author=author, is_bot=event.is_bot or BOT_MARKER in text)
+    updates = {"bitbucket_url": url} if url else {}
+    secrets = Secrets(bitbucket_token=token)
+    return run_command(  # type: ignore[no-any-return]
+        event, "bitbucket", updates, BitbucketSession, secrets, token, config_file, overrides, env, progress
+    )
