@@ -18,7 +18,11 @@ documentation, and says so here:
   `{linktext, href}`; Atlassian's Code Insights guide); the generated schema says `object`;
 - `pattern` (e.g. a report's `result` `FAIL|PASS`) matches the whole value, as Java's `@Pattern` does;
 - `RestComment.anchor` is marked read-only in the generated schema, yet it is how an inline comment is
-  created (POST …/comments with an `anchor`): not enforced.
+  created (POST …/comments with an `anchor`): not enforced;
+- GET /users: the spec declares the query parameter `permission.N` literally and describes the
+  resource parameters of a permission filter (`permission.N.projectKey`, `….repositorySlug`,
+  `….projectId`) in the operation's text only: those names are accepted as described. Its 200 answer
+  is a page of users (`values`), as every paged resource; the generated schema shows one user.
 What the spec does not say and the server follows from Atlassian's documentation: HTTP access tokens
 (`Authorization: Bearer …`; a wrong one 401, a read-only one 403 on writes); the `X-AUSERNAME` answer
 header naming the authenticated user; a comment edit needs the current `version` (409 otherwise) and
@@ -145,6 +149,7 @@ class FakeBitbucket:
         author: str = "dev",
         tokens: dict[str, str] | None = None,
         read_only_tokens: tuple[str, ...] = (),
+        writers: tuple[str, ...] = ("maintainer", BOT),
     ) -> None:
         self.project, self.slug, self.number = project, slug, number
         self.diff_text, self.base_sha, self.head_sha = diff_text, base_sha, head_sha
@@ -152,6 +157,7 @@ class FakeBitbucket:
         self.version = 0
         self.tokens = tokens if tokens is not None else {TOKEN: BOT}
         self.read_only_tokens = read_only_tokens
+        self.writers = writers  # users with REPO_WRITE (or more) on the repository
         self._ids = itertools.count(101)
         self.users: dict[str, int] = {}
         self.comments: list[dict[str, Any]] = []  # root comments, replies nested in `comments`
@@ -276,6 +282,11 @@ class FakeBitbucket:
     def _validate(self, where: str, op: dict[str, Any], req: Request) -> None:
         declared = {p["name"]: p for p in op.get("parameters", []) if p["in"] == "query"}
         for name, value in req.query.items():
+            name = re.sub(r"^(permission)\.\d+$", r"\1.N", name)
+            if "permission.N" in declared and re.fullmatch(
+                r"permission(?:\.\d+)?\.(?:projectKey|repositorySlug|projectId)", name
+            ):
+                continue  # described in the operation's text (see the module's header)
             p = declared.get(name)
             if p is None:
                 self._fail(where, f"query parameter {name} is not in the spec")
@@ -307,7 +318,31 @@ class FakeBitbucket:
                 )
 
 
+def _users(fake: FakeBitbucket, req: Request) -> tuple[int, Any, str | None]:
+    """GET /users?filter=…&permission.1=REPO_WRITE&permission.1.projectKey=…&permission.1.repositorySlug=…:
+    the users whose name contains `filter` and who have the permission on that repository."""
+    if req.user is None:
+        raise _Reply(401, _err("Authentication failed. Please check your credentials and try again."))
+    q = req.query
+    roots = sorted(k for k in q if re.fullmatch(r"permission(?:\.\d+)?", k))
+    users = sorted({*fake.users, *fake.writers, fake.author})
+    for root in roots:
+        if q[root] not in ("REPO_READ", "REPO_WRITE", "REPO_ADMIN"):
+            raise _Reply(400, _err(f"{q[root]} is not a repository permission this emulator knows"))
+        key, slug = q.get(f"{root}.projectKey"), q.get(f"{root}.repositorySlug")
+        if key is None or slug is None:
+            raise _Reply(400, _err(f"{root}: a repository permission needs projectKey and repositorySlug"))
+        if (key, slug) != (fake.project, fake.slug):
+            raise _Reply(400, _err(f"Repository {key}/{slug} does not exist."))
+        if q[root] != "REPO_READ":
+            users = [u for u in users if u in fake.writers]
+    needle = q.get("filter", "").lower()
+    return 200, _page([fake.user(u) for u in users if needle in u.lower()], req), None
+
+
 def _dispatch(fake: FakeBitbucket, tpl: str, p: dict[str, str], req: Request) -> tuple[int, Any, str | None]:
+    if tpl == "/api/latest/users":
+        return _users(fake, req)
     if p["projectKey"] != fake.project or p["repositorySlug"] != fake.slug or req.user is None:
         raise _Reply(404, _err(f"Repository {p['projectKey']}/{p['repositorySlug']} does not exist."))
     if tpl.startswith("/insights/"):
