@@ -151,3 +151,12 @@ def test_a_build_for_another_repository_than_the_pinned_one_is_refused(
         )
         assert out.returncode == 2 and "not PREREVIEW_BITBUCKET_REPO=OPS/infra" in out.stderr
         assert fake.requests == []
+
+
+def test_the_example_comment_jenkinsfile_passes_the_body_and_pins_server_and_repository() -> None:
+    text = (
+        Path(__file__).resolve().parents[2] / "examples" / "bitbucket" / "Jenkinsfile.comments"
+    ).read_text()
+    assert "[key: 'PREREVIEW_BITBUCKET_EVENT', value: '$']" in text and "sh 'prereview bitbucket'" in text
+    assert "PREREVIEW_BITBUCKET_URL = " in text and "PREREVIEW_BITBUCKET_REPO = " in text
+    assert "variable: 'PREREVIEW_BITBUCKET_TOKEN'" in text and "tokenCredentialId" in text

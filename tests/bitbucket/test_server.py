@@ -111,3 +111,22 @@ def test_a_repository_name_that_is_not_project_slug_is_refused(stack: Stack, bb:
     data["pullRequest"]["toRef"]["repository"]["slug"] = ".."
     r = send(stack, json.dumps(data).encode(), "pr:opened")
     assert r.status_code == 200 and "no valid pull request" in r.json()["status"]  # type: ignore[attr-defined]
+
+
+def test_git_gets_the_token_as_a_bearer_header_in_its_environment_only() -> None:
+    from bot.change.checkout import auth_env
+    from bot.config import Config
+    from bot.jobs.job import Job
+    from bot.server.bitbucket_session import BitbucketSession
+    from bot.server.secrets import Secrets
+
+    cfg = Config.model_validate({"server": {"bitbucket_url": "https://git.example.com/bitbucket/"}})
+    session = BitbucketSession(
+        Job("review", "bitbucket", "PRJ/widgets", 3), cfg, Secrets(bitbucket_token=TOKEN)
+    )
+    url = session._git_url()
+    assert url == "https://git.example.com/bitbucket/scm/PRJ/widgets.git" and TOKEN not in url + repr(session)
+    env = auth_env(url, None, TOKEN)
+    assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
+    assert env["GIT_CONFIG_VALUE_0"] == f"Authorization: Bearer {TOKEN}"
+    assert auth_env(url, "oauth2", "t")["GIT_CONFIG_VALUE_0"].startswith("Authorization: Basic ")
