@@ -64,3 +64,36 @@ def test_a_repository_that_is_not_project_slug_is_refused_before_any_request() -
     for bad in ("PRJ", "PRJ/a/b", "../x", "PRJ/.."):
         with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_REPO"):
             BitbucketApi("https://bb.example.com", "t", bad)
+
+
+def test_a_webhook_triggered_build_reads_its_event_from_the_body() -> None:
+    import json
+
+    from bot.forges.bitbucket.ci import comment_event
+
+    data = json.loads(
+        (Path(__file__).resolve().parents[1] / "data/bitbucket/pr_comment_added.json").read_text()
+    )
+    ev = comment_event({"PREREVIEW_BITBUCKET_EVENT": json.dumps(data)})
+    assert ev is not None and (ev.kind, ev.repo, ev.number, ev.body) == (
+        "comment",
+        "PRJ/widgets",
+        3,
+        "/review",
+    )
+    opened = {**data, "eventKey": "pr:opened"}
+    ev = comment_event({"PREREVIEW_BITBUCKET_EVENT": json.dumps(opened)})
+    assert ev is not None and ev.kind == "pr"
+    merged = comment_event({"PREREVIEW_BITBUCKET_EVENT": json.dumps({**data, "eventKey": "pr:merged"})})
+    assert merged is not None and merged.kind == "none"
+    assert comment_event({}) is None
+    with pytest.raises(PrereviewError, match="PREREVIEW_BITBUCKET_EVENT is not JSON"):
+        comment_event({"PREREVIEW_BITBUCKET_EVENT": "event=1"})
+
+
+def test_an_events_repository_must_be_the_pinned_one() -> None:
+    env = {"PREREVIEW_BITBUCKET_URL": "https://bb.example.com", "PREREVIEW_BITBUCKET_REPO": "PRJ/widgets"}
+    job = from_env(env, pr=3, repo="prj/WIDGETS")
+    assert isinstance(job, Job) and (job.repo, job.number) == ("PRJ/widgets", 3)
+    with pytest.raises(PrereviewError, match="not PREREVIEW_BITBUCKET_REPO=PRJ/widgets"):
+        from_env(env, pr=3, repo="OPS/infra")

@@ -110,11 +110,11 @@ def comment_event(env: Mapping[str, str]) -> Event | None:
 
 
 def pinned_repo(env: Mapping[str, str], repo: str) -> str:
-    """An event's repository, which PREREVIEW_BITBUCKET_REPO (when set) must name: a job's token is never
-    pointed at another repository by a payload."""
+    """An event's repository, which PREREVIEW_BITBUCKET_REPO (when set) must name (in any case; its own
+    spelling is used): a job's token is never pointed at another repository by a payload."""
     pinned = env.get("PREREVIEW_BITBUCKET_REPO", "").strip()
     if pinned and pinned.lower() != repo.lower():
         raise PrereviewError(
             f"the event is for {repo}, not PREREVIEW_BITBUCKET_REPO={pinned}; check the webhook's repository"
         )
-    return repo
+    return pinned or repo
