@@ -25,7 +25,7 @@ from .ci import Echo
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
-    "Jenkins credential to PREREVIEW_BITBUCKET_TOKEN (see examples/Jenkinsfile.bitbucket)"
+    "Jenkins credential to PREREVIEW_BITBUCKET_TOKEN (see examples/bitbucket/Jenkinsfile)"
 )
 
 
