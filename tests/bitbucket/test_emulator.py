@@ -49,3 +49,20 @@ def test_a_stale_comment_version_is_409() -> None:
             == 409
         )
         assert fake.violations == []
+
+
+def test_the_users_permission_filter_is_checked_as_the_spec_describes_it() -> None:
+    with FakeBitbucket(writers=("maintainer",)) as fake, _client() as http:
+        url = fake.url + "/rest/api/1.0/users"
+        rights = {
+            "permission.1": "REPO_WRITE",
+            "permission.1.projectKey": "PRJ",
+            "permission.1.repositorySlug": "widgets",
+        }
+        fake.user("maintainers-friend")
+        found = http.get(url, params={"filter": "maintainer", **rights})
+        assert found.status_code == 200 and [u["slug"] for u in found.json()["values"]] == ["maintainer"]
+        assert http.get(url, params={"filter": "maintainer", "limit": 5, **rights}).status_code == 400
+        assert http.get(url, params={"filter": "x", "permission.1": "REPO_WRITE"}).status_code == 400
+        assert http.get(url, params={"permission.1.colour": "red"}).status_code == 400
+        assert len(fake.violations) == 2  # `limit` and `permission.1.colour` are not in the spec
