@@ -302,6 +302,12 @@ class ServerConfig(_Section):
     gitea_git_url: str | None = Field(
         None, description="Where the server clones Gitea/Forgejo repositories (default: gitea_url)"
     )
+    bitbucket_url: str = Field(
+        "", description="Bitbucket Data Center URL, with its context path (https://bitbucket.example.com)"
+    )
+    bitbucket_git_url: str | None = Field(
+        None, description="Where the server clones Bitbucket repositories (default: bitbucket_url + /scm)"
+    )
     bot_logins: list[str] = Field(
         default_factory=list, description="Accounts whose comments are ignored (and any '*[bot]')"
     )

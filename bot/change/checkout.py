@@ -19,14 +19,17 @@ from ..types import PrereviewError
 DEPTH = 100
 
 
-def auth_env(url: str, user: str, token: str | None) -> dict[str, str]:
+def auth_env(url: str, user: str | None, token: str | None) -> dict[str, str]:
+    """`user` None: the token as a bearer token (Bitbucket Data Center's HTTP access tokens)."""
     env = {"GIT_TERMINAL_PROMPT": "0"}
     if token and url.startswith(("https://", "http://")):
         basic = base64.b64encode(f"{user}:{token}".encode()).decode()
         env.update(
             GIT_CONFIG_COUNT="1",
             GIT_CONFIG_KEY_0="http.extraHeader",
-            GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}",
+            GIT_CONFIG_VALUE_0=f"Authorization: Bearer {token}"
+            if user is None
+            else f"Authorization: Basic {basic}",
         )
     return env
 
@@ -41,7 +44,7 @@ def _run(argv: list[str], env: dict[str, str], what: str, timeout: float) -> str
 
 
 def checkout(
-    url: str, shas: list[str], dest: Path, *, user: str, token: str | None, timeout: float = 600
+    url: str, shas: list[str], dest: Path, *, user: str | None, token: str | None, timeout: float = 600
 ) -> Path:
     """`dest` with the last of `shas` checked out and all of them reachable: one shallow fetch of just
     those commits (`DEPTH` commits of history behind each, full trees), no branches, no tags."""
@@ -58,7 +61,7 @@ def checkout(
 
 
 def read_file(
-    url: str, sha: str, path: str, dest: Path, *, user: str, token: str | None, timeout: float = 120
+    url: str, sha: str, path: str, dest: Path, *, user: str | None, token: str | None, timeout: float = 120
 ) -> str | None:
     """`path` as it is at commit `sha`, or None when it does not exist there.
 
@@ -89,7 +92,7 @@ def read_file(
 
 
 def push(
-    repo: Path, url: str, sha: str, branch: str, *, user: str, token: str | None, timeout: float = 300
+    repo: Path, url: str, sha: str, branch: str, *, user: str | None, token: str | None, timeout: float = 300
 ) -> None:
     """Push commit `sha` of `repo` to a new branch `branch` at `url` (never forced: an existing branch
     with other commits is left alone and the push fails)."""

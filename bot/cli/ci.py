@@ -1,11 +1,13 @@
-"""`prereview github|gitlab|gitea`: the CI commands, one flow for the three forges.
+"""`prereview github|gitlab|gitea|bitbucket`: the CI commands, one flow for the four forges.
 
 Each reads its CI environment (`forges/<forge>/ci.py`: the event, the PR/MR, the checkout, the token).
 A push or an opened PR is reviewed from the job's checkout and published with what the CI offers
-(`ci_review.py`: GitHub's step summary, checks and SARIF; GitLab's Code Quality report). A comment
-command (GitHub and Gitea/Forgejo Actions' `issue_comment`; a GitLab pipeline a note webhook triggered,
-`TRIGGER_PAYLOAD`) runs through the one job dispatcher the webhook server uses (`bot/jobs/run.py`), on
-the same forge sessions, so `/ask`, `/describe`, `/fix`, `/help` answer the same everywhere.
+(`ci_github.py`: GitHub's step summary, checks and SARIF; GitLab's Code Quality report; Bitbucket's Code
+Insights report). A comment command (GitHub and Gitea/Forgejo Actions' `issue_comment`; a GitLab
+pipeline a note webhook triggered, `TRIGGER_PAYLOAD`; a Jenkins build a Bitbucket comment webhook
+triggered, PREREVIEW_BITBUCKET_EVENT) runs through the one job dispatcher the webhook server uses
+(`bot/jobs/run.py`), on the same forge sessions, so `/ask`, `/describe`, `/fix`, `/help` answer the
+same everywhere.
 """
 
 from __future__ import annotations
@@ -197,6 +199,29 @@ def gitea(
 ) -> None:
     """Review the pull request of a Gitea/Forgejo Actions run and post the review on it."""
     from .ci_local import gitea as run
+
+    sys.exit(
+        run(
+            os.environ,
+            pr=pr_number,
+            config_file=config_file,
+            overrides=overrides,
+            post=not no_post,
+            force=force,
+        )
+    )
+
+
+@click.command("bitbucket")
+@click.option("--pr", "pr_number", type=int, help="Review this pull request (default: the CI's CHANGE_ID).")
+@config_options("Config file (default: .prereview.yml at the PR's base revision).")
+@click.option("--no-post", is_flag=True, help="Review only; post nothing on the pull request.")
+@click.option("--force", is_flag=True, help="Review even when review.ignore (author, label, title) matches.")
+def bitbucket(
+    pr_number: int | None, config_file: Path | None, overrides: dict[str, Any], no_post: bool, force: bool
+) -> None:
+    """Review a Bitbucket Data Center pull request from CI (Jenkins) and post the review on it."""
+    from .ci_bitbucket import run
 
     sys.exit(
         run(

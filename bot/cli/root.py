@@ -26,6 +26,7 @@ LAZY_COMMANDS = {
     "github": "bot.cli.ci:github",
     "gitlab": "bot.cli.ci:gitlab",
     "gitea": "bot.cli.ci:gitea",
+    "bitbucket": "bot.cli.ci:bitbucket",
     "serve": "bot.cli.serve",
     "fix": "bot.cli.fix",
     "worker": "bot.cli.worker",

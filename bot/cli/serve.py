@@ -50,10 +50,17 @@ def command(
     overrides = {"server.queue": queue, "server.queue_path": queue_path, "server.redis_url": redis_url}
     cfg = load(config_file, overrides)
     secrets = from_env()
-    if not (secrets.github_webhook_secret or secrets.gitlab_webhook_token or secrets.gitea_webhook_secret):
+    hooks = (
+        secrets.github_webhook_secret,
+        secrets.gitlab_webhook_token,
+        secrets.gitea_webhook_secret,
+        secrets.bitbucket_webhook_secret,
+    )
+    if not any(hooks):
         raise PrereviewError(
-            "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET, PREREVIEW_GITLAB_WEBHOOK_TOKEN and/or "
-            "PREREVIEW_GITEA_WEBHOOK_SECRET (or their _FILE variants): unsigned webhooks are never accepted"
+            "no webhook secret; set PREREVIEW_GITHUB_WEBHOOK_SECRET, PREREVIEW_GITLAB_WEBHOOK_TOKEN, "
+            "PREREVIEW_GITEA_WEBHOOK_SECRET and/or PREREVIEW_BITBUCKET_WEBHOOK_SECRET (or their _FILE "
+            "variants): unsigned webhooks are never accepted"
         )
     logs.setup(cfg.server.log_format)
     jobs = JobQueue(make_huey(cfg.server), cfg.server)

@@ -12,7 +12,7 @@ BOT_MARKER = "<!-- prereview"  # every comment the bot writes carries one of its
 
 @dataclass(frozen=True)
 class Event:
-    forge: str  # "github" | "gitlab" | "gitea"
+    forge: str  # "github" | "gitlab" | "gitea" | "bitbucket"
     kind: str  # "pr" (opened/new commits) | "comment"
     repo: str
     number: int

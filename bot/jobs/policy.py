@@ -14,9 +14,9 @@ from ..forges.webhook import Event
 from . import chatops
 from .job import Job
 
-# Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+); GitHub's
-# signed payload carries the author's association instead.
-CHECKED = frozenset({"gitlab", "gitea"})
+# Forges whose commands are authorised by asking the forge (GitLab: Developer+, Gitea: write+, Bitbucket:
+# REPO_WRITE); GitHub's signed payload carries the author's association instead.
+CHECKED = frozenset({"gitlab", "gitea", "bitbucket"})
 
 
 @dataclass(frozen=True)

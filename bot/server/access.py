@@ -1,5 +1,6 @@
 """The webhook server's pre-queue authorisation: may a command's author run it? Asked of the forge for
-the forges the server holds a token for (GitLab: Developer+, Gitea/Forgejo: write+)."""
+the forges the server holds a token for (GitLab: Developer+, Gitea/Forgejo: write+,
+Bitbucket: REPO_WRITE)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def access_check(cfg: Config, secrets: Secrets) -> Callable[[Job], bool] | None:
         from .gitea_session import gitea_access
 
         checks["gitea"] = gitea_access(cfg, secrets)
+    if secrets.bitbucket_token:
+        from .bitbucket_session import bitbucket_access
+
+        checks["bitbucket"] = bitbucket_access(cfg, secrets)
     if not checks:
         return None
 

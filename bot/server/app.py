@@ -1,8 +1,8 @@
 """The ASGI app: verify, deduplicate, decide, authorise, enqueue, answer 202.
 
-No model work happens here, and no forge work but one: a GitLab or Gitea command's author's access is asked
-of the forge (`authorize`) before the job is queued, so that a refused command never reaches the queue (where
-a refused `/review` would otherwise supersede a pending review)."""
+No model work happens here, and no forge work but one: a GitLab, Gitea or Bitbucket command's author's
+access is asked of the forge (`authorize`) before the job is queued, so that a refused command never
+reaches the queue (where a refused `/review` would otherwise supersede a pending review)."""
 
 from __future__ import annotations
 
@@ -256,6 +256,24 @@ def create_app(server: Server) -> Starlette:
             "gitea", lambda: server.accept(events.gitea(kind, _github_payload(body, ctype), bots), delivery)
         )
 
+    async def bitbucket(request: Request) -> Response:
+        """Bitbucket Data Center: `X-Hub-Signature: sha256=<hex HMAC>`, `X-Event-Key`, `X-Request-Id`;
+        the whole check is `forges/bitbucket/webhook.receive`."""
+        from ..forges.bitbucket.webhook import receive
+
+        try:
+            body = await server.body(request)
+        except _Reject as exc:
+            reject = (exc.status, exc.reason, None)
+            return await respond("bitbucket", lambda: reject)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        got = receive(secrets.bitbucket_webhook_secret, body, headers, bots)
+        if isinstance(got, tuple):
+            status, reason = got
+            return await respond("bitbucket", lambda: (status, reason, None))
+        delivery = headers.get("x-request-id", "")[:128]
+        return await respond("bitbucket", lambda: server.accept(got, delivery))
+
     async def healthz(request: Request) -> Response:
         """Liveness: this process answers, and the worker pool it supervises (if any) is not stuck down."""
         problem = server.pool.problem() if server.pool is not None else None
@@ -295,6 +313,7 @@ def create_app(server: Server) -> Starlette:
             Route("/webhooks/github", github, methods=["POST"]),
             Route("/webhooks/gitlab", gitlab, methods=["POST"]),
             Route("/webhooks/gitea", gitea, methods=["POST"]),
+            Route("/webhooks/bitbucket", bitbucket, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),

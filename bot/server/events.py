@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from ..forges.bitbucket.webhook import valid_repo as _bitbucket_repo
 from ..forges.gitea.webhook import parse as gitea
 from ..forges.github.webhook import parse as github
 from ..forges.gitlab.webhook import parse as gitlab
@@ -31,6 +32,8 @@ def valid_repo(forge: str, repo: str) -> bool:
     parts = repo.split("/")
     if forge == "github":
         return bool(_GITHUB_REPO.fullmatch(repo)) and parts[1] not in (".", "..")
+    if forge == "bitbucket":
+        return _bitbucket_repo(repo)
     if forge == "gitea":
         return bool(_GITEA_REPO.fullmatch(repo)) and not any(
             p in (".", "..") or p.lower().endswith((".git", ".wiki")) for p in parts

@@ -31,7 +31,7 @@ def replied_to(bodies: list[str]) -> set[int]:
 class _GitOverHttps:
     """clone / base_file / push over the session's git URL, authenticated with its token."""
 
-    _git_user: str
+    _git_user: str | None  # None: the token as a bearer token
     _token: str | None
 
     def _git_url(self) -> str:
@@ -333,7 +333,18 @@ def _gitea_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
     return GiteaSession(job, cfg, secrets)
 
 
-SESSIONS: dict[str, Any] = {"github": GitHubSession, "gitlab": GitLabSession, "gitea": _gitea_session}
+def _bitbucket_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
+    from .bitbucket_session import BitbucketSession
+
+    return BitbucketSession(job, cfg, secrets)
+
+
+SESSIONS: dict[str, Any] = {
+    "github": GitHubSession,
+    "gitlab": GitLabSession,
+    "gitea": _gitea_session,
+    "bitbucket": _bitbucket_session,
+}
 
 
 def open_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:

@@ -18,6 +18,8 @@ ENV = {
     "gitlab_token": "PREREVIEW_GITLAB_TOKEN",
     "gitea_webhook_secret": "PREREVIEW_GITEA_WEBHOOK_SECRET",
     "gitea_token": "PREREVIEW_GITEA_TOKEN",
+    "bitbucket_webhook_secret": "PREREVIEW_BITBUCKET_WEBHOOK_SECRET",
+    "bitbucket_token": "PREREVIEW_BITBUCKET_TOKEN",
 }
 
 
@@ -31,6 +33,8 @@ class Secrets:
     gitlab_token: str | None = None
     gitea_webhook_secret: str | None = None
     gitea_token: str | None = None
+    bitbucket_webhook_secret: str | None = None
+    bitbucket_token: str | None = None
 
     def values(self) -> frozenset[str]:
         """Every secret value that is set: what the masking layer hides in anything a job sends out

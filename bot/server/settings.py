@@ -18,6 +18,7 @@ QUEUE_ENV = {
     "PREREVIEW_GITHUB_API_URL": "server.github_api_url",
     "PREREVIEW_GITLAB_URL": "server.gitlab_url",
     "PREREVIEW_GITEA_URL": "server.gitea_url",
+    "PREREVIEW_BITBUCKET_URL": "server.bitbucket_url",
 }
 
 

@@ -1,0 +1,1 @@
+"""Bitbucket Data Center / Server: REST client, line placement, publishing, Code Insights, webhook, CI."""
