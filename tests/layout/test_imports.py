@@ -3,13 +3,10 @@ a module may not reach a forbidden package directly or through other modules."""
 
 from __future__ import annotations
 
-import pytest
-
 from .imports import chains, graph, within
 
 G = graph()
 
-ISSUE_30 = "issue 30: passes once the forge/publish (s2-edges) and jobs (s2-jobs) branches are merged"
 
 
 def _forbid(source: str, target: str, allowed: tuple[str, ...] = ()) -> None:
@@ -56,12 +53,10 @@ def test_publishers_never_reach_the_model_and_stages_never_reach_a_forge() -> No
         _forbid(package, "bot.publish")
 
 
-@pytest.mark.xfail(reason=ISSUE_30, strict=False)
 def test_forges_never_import_publish() -> None:
     _forbid("bot.forges", "bot.publish")
 
 
-@pytest.mark.xfail(reason=ISSUE_30, strict=False)
 def test_the_server_never_imports_the_cli() -> None:
     _forbid("bot.server", "bot.cli")
 
