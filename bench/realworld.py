@@ -595,6 +595,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         "sandbox.timeout": args.test_timeout,
     }
     cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
+    if cfg.model.backend != "llama_cpp":  # e.g. a silent scripted model: the tests stage measured alone
+        name = f"{cfg.model.backend}:{Path(cfg.model.script or cfg.model.api_base or '').name}"
     lazy = runner.LazyModel(cfg, runner.Quiet())
     lazy()  # load once: model load time is not review time
     rec = RunRecorder()
