@@ -530,9 +530,7 @@ def add_projects(old: dict[str, Any], new: dict[str, Any], cases: list[dict[str,
     project, kind and language, so other projects' draws cannot move them: checked)."""
     names = set(new["heads"])
     kept = [c for c in old["cases"] if c["project"] not in names]
-    merged = rwcorpus.assign_halves(
-        [{k: v for k, v in c.items() if k != "half"} for c in kept] + cases
-    )
+    merged = rwcorpus.assign_halves([{k: v for k, v in c.items() if k != "half"} for c in kept] + cases)
     moved = [c["id"] for c, m in zip(kept, merged, strict=False) if c.get("half") != m["half"]]
     if moved:
         raise SystemExit(

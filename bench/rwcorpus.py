@@ -15,8 +15,8 @@ Split (`assign_halves`, run once by `build` and recorded in each case's `half`):
 project and by commit kind (fix commits: their `hidden` and `kept` cases together; ordinary commits);
 a group of m commits gives ceil(m/2) to `tuning` when the kind's halves (counted per language) are so
 far level or `check` is ahead, floor(m/2) otherwise (groups in (kind, project) name order, so odd groups
-do not all favour one half), but never fewer than its STUDIED commits (the first corpus's, studied case by case before the
-split: they are tuning cases). The tuning places go to the STUDIED commits first, then to the commits in
+do not all favour one half), but never fewer than its STUDIED commits (the first corpus's, studied case
+by case before the split: they are tuning cases). The tuning places go to the STUDIED commits first, then to the commits in
 the order of sha256("<project>:<commit>"); the rest are `check`. So the split is deterministic, balanced
 per project and kind (the halves differ by one commit at most per group, unless STUDIED forces more),
 and the two cases of one fix commit are always in the same half. Rebuilding with another set of commits
@@ -283,7 +283,9 @@ def assign_halves(cases: list[dict[str, Any]], studied: frozenset[str] = STUDIED
     """The cases with `half` set by the split rule in the module docstring (input order kept)."""
 
     def kind(c: dict[str, Any]) -> str:
-        return ("ordinary" if c["kind"] == "ordinary" else "fix") + ("" if language(c) == "python" else f"/{language(c)}")
+        return ("ordinary" if c["kind"] == "ordinary" else "fix") + (
+            "" if language(c) == "python" else f"/{language(c)}"
+        )
 
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for c in cases:

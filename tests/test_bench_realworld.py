@@ -303,7 +303,14 @@ def test_selects_a_go_fix_and_scores_its_tests_by_name(tmp_path: Path) -> None:
     kept = next(c for c in cases if c["kind"] == "kept")
     assert (kept["commit"], kept["files"], kept["test_files"]) == (fix, ["m.go"], ["m_test.go"])
     assert kept["language"] == "go" and kept["truth_lines"] == [4]
-    base = {"which": "base", "ok": True, "passed": 3, "timed_out": False, "summary": "3 passed", "failing": []}
+    base = {
+        "which": "base",
+        "ok": True,
+        "passed": 3,
+        "timed_out": False,
+        "summary": "3 passed",
+        "failing": [],
+    }
     head = {**base, "which": "head", "ok": False, "summary": "1 failed", "failing": ["TestAdd"]}
     named = {"path": "m.go", "line": 4, "rank": 3, "rule_id": "tests/broken", "message": "breaks TestAdd"}
     got = rw.score(kept, [named], [base, head])

@@ -37,7 +37,6 @@ Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
 
 
-
 OTHER_SOURCES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go")
 
 
@@ -51,6 +50,7 @@ def other_language_sources(diff: Diff) -> list[str]:
             if f.status != "deleted" and f.path.endswith(OTHER_SOURCES) and not testrun.is_test_path(f.path)
         }
     )
+
 
 @dataclass
 class BehaviourEvidence:
