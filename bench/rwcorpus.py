@@ -12,17 +12,17 @@ folder, `test_*.py`, `conftest.py`; Go: `*_test.go`, `testdata/`; JavaScript/Typ
 documentation of the layout, not a rule. Cases of a non-Python project carry their `language`.
 
 Split (`assign_halves`, run once by `build` and recorded in each case's `half`): cases are grouped by
-project and by commit kind (fix commits: their `hidden` and `kept` cases together; ordinary commits);
-a group of m commits gives ceil(m/2) to `tuning` when the kind's halves (counted per language) are so
-far level or `check` is ahead, floor(m/2) otherwise (groups in (kind, project) name order, so odd groups
-do not all favour one half), but never fewer than its STUDIED commits (the first corpus's, studied case
-by case before the split: they are tuning cases). The tuning places go to the STUDIED commits first, then to the commits in
-the order of sha256("<project>:<commit>"); the rest are `check`. So the split is deterministic, balanced
-per project and kind (the halves differ by one commit at most per group, unless STUDIED forces more),
-and the two cases of one fix commit are always in the same half. Rebuilding with another set of commits
-draws it again: keep the committed JSON to keep the split. Projects added later (`build --add`: the
-JavaScript, TypeScript and Go ones) get their halves by the same rule; as the balance is kept per
-language, adding them moves no Python case. The check half is for aggregate figures only
+project and by commit kind (fix commits: their `hidden` and `kept` cases together; ordinary commits); a
+group of m commits gives ceil(m/2) to `tuning` when the kind's halves (counted per language) are so far
+level or `check` is ahead, floor(m/2) otherwise (groups in (kind, project) name order, so odd groups do
+not all favour one half), but never fewer than its STUDIED commits (the first corpus's, studied case by
+case before the split: they are tuning cases). The tuning places go to the STUDIED commits first, then to
+the commits in the order of sha256("<project>:<commit>"); the rest are `check`. So the split is
+deterministic, balanced per project and kind (the halves differ by one commit at most per group, unless
+STUDIED forces more), and the two cases of one fix commit are always in the same half. Rebuilding with
+another set of commits draws it again: keep the committed JSON to keep the split. Projects added later
+(`build --add`: the JavaScript, TypeScript and Go ones) get their halves by the same rule; as the balance
+is kept per language, adding them moves no Python case. The check half is for aggregate figures only
 (`report --half check`); `run` prints no per-case outcome for it.
 """
 
