@@ -187,6 +187,9 @@ class PatchStage:
         self.sandbox = projectenv.with_ro_paths(self.sandbox, env.ro_paths)
         budget = max(1.0, self.cfg.tests.budget_seconds - env.seconds)
         timeout = min(self.cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
+        full = min(self.cfg.sandbox.timeout, self.cfg.tests.budget_seconds / 2)  # had the build cost nothing
+        # the build took away more than half of the runs' time: a timeout is then the build's, said so
+        env_took = (env.seconds, self.cfg.tests.budget_seconds) if timeout < full / 2 else None
         self.runner = TestRunner(self.sandbox, argv, timeout, self.cache_dir, env=env)
         bounds = getattr(self.sandbox, "bounds", "")
         progress.message(
@@ -215,7 +218,7 @@ class PatchStage:
         self.notes += [f"tests: {n}" for n in self.runner.notes]  # read-backs refused or cut
         if why is not None:  # nothing to compare against, nothing to verify a patch with
             self.unusable = why
-            self.notes.append(projectenv.cannot_test_note(why, argv=argv))
+            self.notes.append(projectenv.cannot_test_note(why, argv=argv, env_took=env_took))
             progress.message(f"tests: base unusable ({why}); {self.seconds['tests']:.1f}s")
             self.runner = self.head = None
             return
