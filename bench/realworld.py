@@ -1,6 +1,8 @@
-"""A real-world dev corpus from the git history of real Python projects (bench/rwcorpus.py lists them:
+"""A real-world dev corpus from the git history of real projects (bench/rwcorpus.py lists them: Python
 psf/requests, pallets/flask, python-attrs/attrs, andialbrecht/sqlparse, marshmallow-code/marshmallow,
-more-itertools/more-itertools, dateutil/dateutil, theskumar/python-dotenv; any other clone can be named).
+more-itertools/more-itertools, dateutil/dateutil, theskumar/python-dotenv; JavaScript jshttp/mime-types,
+jshttp/cookie; TypeScript yargs/yargs-parser, unjs/ufo; Go spf13/pflag, google/uuid, gorilla/mux; any
+other clone can be named, as a Python project).
 
 No code of those projects is stored here: `bench/data/realworld.json` lists the cases (project, commit,
 kind, file, truth lines, half) and every case repository is rebuilt from a local clone of the project.
@@ -10,6 +12,8 @@ kind, file, truth lines, half) and every case repository is rebuilt from a local
         --clone attrs=/tmp/rw-attrs ...              # -> bench/data/realworld.json (8 fixes, 5 ordinary each)
     python bench/realworld.py run --clone requests=/tmp/rw-requests ... --half tuning --out bench/out/rw.jsonl
     python bench/realworld.py report bench/out/rw.jsonl   # figures per half of a finished or partial run
+    python bench/realworld.py build --add --per-project 6 --ordinary-per-project 4 \
+        --clone pflag=/tmp/lc-pflag ...              # adds (or rebuilds) these projects' cases only
 
 Halves: `build` splits the corpus once into a `tuning` and a `check` half (each case's `half`; the rule is
 in bench/rwcorpus.py: per project and kind, by a hash of project and commit, the two cases of a fix
@@ -21,9 +25,11 @@ Selection rules (`build`; deterministic, newest first, no hand-picking):
 - commits considered: `git log --no-merges` of the clone's HEAD, single parent, no renames;
 - a **fix** commit: its message matches FIX_RE (fix/fixes/fixed/bug/bugfix/regression, or "closes/
   resolves #N") and its subject not NOT_CODE_FIX_RE (typo, docs, comment, typing, tests, ...); it
-  modifies exactly one source file (a `.py` under the package folder, not a test) that existed in the
-  parent, with 1..MAX_FIX_LINES changed lines; it adds or changes at least one test file
-  (`.py` under tests/); any other file it touches is documentation (docs/, changelog.d/, *.rst, *.md, *.txt);
+  modifies exactly one source file (`rwcorpus.is_source`: a file of the project's language under the
+  package folder, not a test) that existed in the parent, with 1..MAX_FIX_LINES changed lines; it adds
+  or changes at least one test file
+  (`rwcorpus.is_test` for the project's language); any other file it touches is documentation (docs/,
+  changelog.d/, *.rst, *.md, *.txt);
 - an **ordinary** commit: its message matches none of FIX_RE, BUGGY_RE (error, crash, wrong, issue, typo,
   revert, ...) or CHORE_RE (release, version numbers, lint/format/typing-only, CI, ...); it modifies 1..3
   existing source files with ORDINARY_LINES changed source lines in total; other files are tests or docs;
@@ -41,7 +47,9 @@ Case kinds (each a repo whose last commit is the change, reviewed as base=HEAD^,
 - `kept` (project environments, issue 15): head = source file put back, the regression test kept (it
   should fail at head). Scored: a `tests/broken` finding on the source file; whether the base test run
   was usable (tests ran and some passed, not a failure as a whole; "clean": all passed), and whether a test
-  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure).
+  of the fix's test files failed at head that did not fail at base (the denominator of issue 15's figure;
+  for JavaScript, TypeScript and Go, whose test ids name no file, any test newly failing at head), and
+  whether the `tests/broken` finding names that test (`tests_named`).
   Reviewed twice (`--warm kept`, the default): cold (empty cache: environment and test results built) and
   warm (same cache).
 - `ordinary`: base = the parent, head = the commit itself. Scored: findings >= medium per commit.
@@ -79,9 +87,11 @@ PROJECTS = rwcorpus.PROJECTS  # the projects whose conventions are recorded; oth
 
 def installed_copy(project: str) -> str | None:
     """Where this interpreter (the one today's test runs use) imports the project from, if installed: then
-    `import requests` in the project's tests finds that copy, not the change's tree."""
+    `import requests` in the project's tests finds that copy, not the change's tree (Python projects only)."""
     import importlib.util
 
+    if rwcorpus.language(rwcorpus.conventions(project)) != "python":
+        return None
     spec = importlib.util.find_spec(rwcorpus.conventions(project)["import"])
     return spec.origin if spec is not None else None
 
@@ -163,17 +173,8 @@ def log(clone: Path) -> list[Commit]:
     return commits
 
 
-def is_test(path: str) -> bool:
-    parts = path.split("/")
-    return path.endswith(".py") and (
-        bool({"tests", "test", "testing"} & set(parts[:-1]))
-        or parts[-1].startswith("test_")
-        or parts[-1] == "conftest.py"
-    )
-
-
-def is_source(path: str, package: tuple[str, ...]) -> bool:
-    return path.endswith(".py") and path.startswith(package) and not is_test(path)
+is_test = rwcorpus.is_test  # (path, language="python")
+is_source = rwcorpus.is_source  # (path, package, language="python")
 
 
 def is_doc(path: str) -> bool:
@@ -194,13 +195,16 @@ def _exists(clone: Path, rev: str, path: str) -> bool:
     )
 
 
-def classify(c: Commit, package: tuple[str, ...], clone: Path | None = None) -> str | None:
-    """'fix', 'ordinary' or None, by the rules in the module docstring."""
+def classify(
+    c: Commit, package: tuple[str, ...], clone: Path | None = None, lang: str = "python"
+) -> str | None:
+    """'fix', 'ordinary' or None, by the rules in the module docstring (files as tests and sources of a
+    project in `lang`)."""
     if len(c.parents) != 1 or not c.files or any(a < 0 or r < 0 for a, r, _ in c.files):
         return None  # merges, root commits, binary files
-    sources = [(a, r, p) for a, r, p in c.files if is_source(p, package)]
-    tests = [(a, r, p) for a, r, p in c.files if is_test(p)]
-    others = [p for _, _, p in c.files if not is_source(p, package) and not is_test(p)]
+    sources = [(a, r, p) for a, r, p in c.files if is_source(p, package, lang)]
+    tests = [(a, r, p) for a, r, p in c.files if is_test(p, lang)]
+    others = [p for _, _, p in c.files if not is_source(p, package, lang) and not is_test(p, lang)]
     if any(not is_doc(p) for p in others):
         return None
 
@@ -244,30 +248,30 @@ def select(
     """The newest `per_project` fix commits (a `hidden` and a `kept` case each) and the newest
     `ordinary_per_project` (default: the same number) ordinary commits of the clone's HEAD."""
     conv = rwcorpus.conventions(name, clone)
-    package, slug = tuple(conv["package"]), conv["slug"]
+    package, slug, lang = tuple(conv["package"]), conv["slug"], rwcorpus.language(conv)
     n_ordinary = per_project if ordinary_per_project is None else ordinary_per_project
     fixes: list[Commit] = []
     ordinary: list[Commit] = []
     for c in log(clone):  # newest first
         if len(fixes) >= per_project and len(ordinary) >= n_ordinary:
             break
-        kind = classify(c, package, clone)
+        kind = classify(c, package, clone, lang)
         if kind == "fix" and len(fixes) < per_project:
             fixes.append(c)
         elif kind == "ordinary" and len(ordinary) < n_ordinary:
             ordinary.append(c)
     out = []
     for c in fixes:
-        src = next(p for _, _, p in c.files if is_source(p, package))
-        tests = sorted(p for _, _, p in c.files if is_test(p))
+        src = next(p for _, _, p in c.files if is_source(p, package, lang))
+        tests = sorted(p for _, _, p in c.files if is_test(p, lang))
         truth = head_lines(clone, c.sha, c.parents[0], src)
         for kind in ("hidden", "kept"):
             out.append(_entry(name, slug, c, kind, [src], tests, truth))
     for c in ordinary:
-        srcs = sorted(p for _, _, p in c.files if is_source(p, package))
-        tests = sorted(p for _, _, p in c.files if is_test(p))
+        srcs = sorted(p for _, _, p in c.files if is_source(p, package, lang))
+        tests = sorted(p for _, _, p in c.files if is_test(p, lang))
         out.append(_entry(name, slug, c, "ordinary", srcs, tests, []))
-    return out
+    return [e if lang == "python" else {**e, "language": lang} for e in out]
 
 
 def _entry(
@@ -363,13 +367,29 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
     row["head_summary"] = head["summary"] if head else None
     tests = tuple(case["test_files"])
     was = set(base["failing"]) if base else set()
+    new = [t for t in head["failing"] if t not in was] if head else []
     row["base_clean"] = bool(base and base["ok"])
-    row["regression_fails_at_head"] = bool(
-        head
-        and tests
-        and any(t not in was and (t.split("::")[0] in tests or t.startswith(tests)) for t in head["failing"])
+    if rwcorpus.language(case) == "python":  # pytest ids name the file
+        ours = [t for t in new if t.split("::")[0] in tests or t.startswith(tests)]
+    else:  # go, mocha, vitest ids do not: any new failure (head differs from base by the revert only)
+        ours = new if tests else []
+    row["regression_fails_at_head"] = bool(ours)
+    row["tests_named"] = any(
+        f.get("rule_id") == "tests/broken" and any(test_name(t) in f.get("message", "") for t in ours)
+        for f in findings
     )
+    row["implausible_cwe"] = [
+        {"rank": f["rank"], "cwe": f.get("evidence", "").split(":")[0].removeprefix("kept as a bug, not ")}
+        for f in findings
+        if f.get("source") == "model" and str(f.get("evidence", "")).startswith("kept as a bug, not ")
+    ]
     return row
+
+
+def test_name(test_id: str) -> str:
+    """The last part of a test id as a finding names it: pytest `file::Class::test`, mocha/vitest
+    `suite > test`, go `TestX/sub`."""
+    return test_id.rsplit("::", 1)[-1].split(" > ")[-1]
 
 
 class RunRecorder:
@@ -484,21 +504,55 @@ def cmd_build(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
         cases += got
-    cases = rwcorpus.assign_halves(cases)
     doc = {
         "about": "bench/realworld.py build: cases rebuilt from clones of these projects; see its docstring",
         "heads": {n: git(c, "rev-parse", "HEAD").strip() for n, c in clones.items()},
         "projects": {n: rwcorpus.conventions(n, c) for n, c in clones.items()},
         "per_project": args.per_project,
         "ordinary_per_project": args.ordinary_per_project,
-        "split": "half: per project and kind, commits by sha256('<project>:<commit>') alternate tuning, "
-        "check (bench/rwcorpus.py)",
-        "cases": cases,
+        "split": "half: per project, kind and language, commits by sha256('<project>:<commit>') alternate "
+        "tuning, check (bench/rwcorpus.py)",
     }
+    if args.add:
+        doc = add_projects(json.loads(args.out.read_text()), doc, cases)
+        cases = doc["cases"]
+    else:
+        doc["cases"] = cases = rwcorpus.assign_halves(cases)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(cases)} cases -> {args.out}", file=sys.stderr)
     print(counts_table(cases), file=sys.stderr)
+
+
+def add_projects(old: dict[str, Any], new: dict[str, Any], cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The data file `old` with the newly built projects' cases added (replacing any it had of those
+    projects), their halves drawn by the same rule; the cases it kept keep their halves (the rule is per
+    project, kind and language, so other projects' draws cannot move them: checked)."""
+    names = set(new["heads"])
+    kept = [c for c in old["cases"] if c["project"] not in names]
+    merged = rwcorpus.assign_halves([{k: v for k, v in c.items() if k != "half"} for c in kept] + cases)
+    moved = [c["id"] for c, m in zip(kept, merged, strict=False) if c.get("half") != m["half"]]
+    if moved:
+        raise SystemExit(
+            f"--add would move {len(moved)} existing case(s) to the other half ({', '.join(moved[:3])}); "
+            "rebuild the whole corpus without --add instead"
+        )
+    added = [a for a in old.get("added", []) if not names & set(a["projects"])]
+    added.append(
+        {
+            "projects": sorted(names),
+            "per_project": new["per_project"],
+            "ordinary_per_project": new["ordinary_per_project"],
+        }
+    )
+    return {
+        **old,
+        "heads": {**old["heads"], **new["heads"]},
+        "projects": {**old["projects"], **new["projects"]},
+        "split": new["split"],
+        "added": added,
+        "cases": merged,
+    }
 
 
 def counts_table(cases: list[dict[str, Any]]) -> str:
@@ -539,6 +593,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         "sandbox.timeout": args.test_timeout,
     }
     cfg = runner.load_config(None, None, config_file=args.config, overrides=overrides)
+    if cfg.model.backend != "llama_cpp":  # e.g. a silent scripted model: the tests stage measured alone
+        name = f"{cfg.model.backend}:{Path(cfg.model.script or cfg.model.api_base or '').name}"
     lazy = runner.LazyModel(cfg, runner.Quiet())
     lazy()  # load once: model load time is not review time
     rec = RunRecorder()
@@ -686,6 +742,11 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             sum(r.get("base_clean", False) for r in k),
             sum(r["tests_flagged"] for r in fails),
         )
+        named = sum(r.get("tests_named", False) for r in fails)
+        lines.append(
+            f"kept     failing test named in the tests/broken finding, of those whose test newly failed "
+            f"at head {_pct(named, len(fails))}"
+        )
         lines.append(
             f"kept     tests flagged it {_pct(flagged, len(k))} (any source on the right lines "
             f"{_pct(sum(r['detected'] for r in k), len(k))}); "
@@ -703,6 +764,14 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     lines.append(
         f"base test run usable (all kinds) {_pct(sum(r.get('base_usable', False) for r in ok), len(ok))}"
     )
+    for kind in ("hidden", "ordinary"):
+        imp = [x for r in ok if r["kind"] == kind for x in r.get("implausible_cwe", [])]
+        if any(r["kind"] == kind for r in ok):
+            lines.append(
+                f"{kind:<8} model findings whose CWE was implausible (kept as bugs): {len(imp)} "
+                f"({sum(x['rank'] >= MEDIUM for x in imp)} >=medium)"
+                + (f": {', '.join(sorted({x['cwe'] for x in imp}))}" if imp else "")
+            )
     for kind, rs in sorted(by_kind.items()):
         rs = [r for r in rs if not r.get("error")]
         warm = [r["warm"] for r in rs if r.get("warm")]
@@ -753,6 +822,11 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument("--per-project", type=int, default=8, help="fix commits per project")
     b.add_argument("--ordinary-per-project", type=int, default=5, help="ordinary commits per project")
     b.add_argument("--out", type=Path, default=DATA)
+    b.add_argument(
+        "--add",
+        action="store_true",
+        help="add these projects to the existing --out file (its other cases and their halves kept)",
+    )
     r = sub.add_parser("run", help="review every case and print the figures")
     r.add_argument("--clone", action="append", required=True, help=clone_help)
     r.add_argument("--data", type=Path, default=DATA)

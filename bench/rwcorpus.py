@@ -4,20 +4,25 @@ Projects: each `--clone NAME=DIR` names a project. A name in PROJECTS has its co
 (GitHub slug, the source folders or files that count as the package, the import name, where its tests
 live); any other name gets them guessed from the clone: the package is `src/<import>/`, `<import>/` or
 `<import>.py` (import = the name with `-` as `_`, less a `python-` prefix), the slug comes from the
-clone's `origin` when it is a GitHub URL. Test files are recognised the same way in every project
-(`realworld.is_test`: a `.py` under a `tests`/`test`/`testing` folder, `test_*.py`, `conftest.py`), so
-`tests` below is documentation of the layout, not a rule.
+clone's `origin` when it is a GitHub URL. A project's `language` (python unless recorded: javascript,
+typescript, go) says which files are its sources and tests (`is_source`, `is_test`): test files are
+recognised the same way in every project of a language (Python: a `.py` under a `tests`/`test`/`testing`
+folder, `test_*.py`, `conftest.py`; Go: `*_test.go`, `testdata/`; JavaScript/TypeScript: files under
+`test`/`tests`/`__tests__`/`spec`/`__snapshots__`, `*.test.*`, `*.spec.*`), so `tests` below is
+documentation of the layout, not a rule. Cases of a non-Python project carry their `language`.
 
 Split (`assign_halves`, run once by `build` and recorded in each case's `half`): cases are grouped by
-project and by commit kind (fix commits: their `hidden` and `kept` cases together; ordinary commits);
-a group of m commits gives ceil(m/2) to `tuning` when the kind's halves are so far level or `check` is
-ahead, floor(m/2) otherwise (groups in (kind, project) name order, so odd groups do not all favour one
-half), but never fewer than its STUDIED commits (the first corpus's, studied case by case before the
-split: they are tuning cases). The tuning places go to the STUDIED commits first, then to the commits in
-the order of sha256("<project>:<commit>"); the rest are `check`. So the split is deterministic, balanced
-per project and kind (the halves differ by one commit at most per group, unless STUDIED forces more),
-and the two cases of one fix commit are always in the same half. Rebuilding with another set of commits
-draws it again: keep the committed JSON to keep the split. The check half is for aggregate figures only
+project and by commit kind (fix commits: their `hidden` and `kept` cases together; ordinary commits); a
+group of m commits gives ceil(m/2) to `tuning` when the kind's halves (counted per language) are so far
+level or `check` is ahead, floor(m/2) otherwise (groups in (kind, project) name order, so odd groups do
+not all favour one half), but never fewer than its STUDIED commits (the first corpus's, studied case by
+case before the split: they are tuning cases). The tuning places go to the STUDIED commits first, then to
+the commits in the order of sha256("<project>:<commit>"); the rest are `check`. So the split is
+deterministic, balanced per project and kind (the halves differ by one commit at most per group, unless
+STUDIED forces more), and the two cases of one fix commit are always in the same half. Rebuilding with
+another set of commits draws it again: keep the committed JSON to keep the split. Projects added later
+(`build --add`: the JavaScript, TypeScript and Go ones) get their halves by the same rule; as the balance
+is kept per language, adding them moves no Python case. The check half is for aggregate figures only
 (`report --half check`); `run` prints no per-case outcome for it.
 """
 
@@ -99,10 +104,133 @@ PROJECTS: dict[str, dict[str, Any]] = {
 }
 
 
+# JavaScript, TypeScript and Go projects (issue 26): few or no third-party dependencies (npm devDependencies
+# only; Go modules that require nothing), so their tests run offline once `npm install` has run. `package`
+# "" is the whole tree (a Go module's packages); their tests are recognised by `is_test` for the language.
+PROJECTS |= {
+    "mime-types": {
+        "slug": "jshttp/mime-types",
+        "language": "javascript",
+        "package": ["index.js", "mimeScore.js", "lib/"],
+        "import": "mime-types",
+        "tests": "test/ (mocha)",
+        "shape": "lookup library (MIME types by extension)",
+    },
+    "cookie": {
+        "slug": "jshttp/cookie",
+        "language": "javascript",
+        "package": ["index.js", "src/"],
+        "import": "cookie",
+        "tests": "test/ (mocha; later src/*.spec.ts, vitest)",
+        "shape": "HTTP header parser / serializer",
+    },
+    "path-to-regexp": {
+        "slug": "pillarjs/path-to-regexp",
+        "language": "typescript",
+        "package": ["src/", "index.js"],
+        "import": "path-to-regexp",
+        "tests": "src/*.spec.ts, test/ (jest, later vitest)",
+        "shape": "path pattern compiler (a small parser)",
+    },
+    "yargs-parser": {
+        "slug": "yargs/yargs-parser",
+        "language": "typescript",
+        "package": ["lib/", "index.js"],
+        "import": "yargs-parser",
+        "tests": "test/ (mocha, after `tsc` in pretest)",
+        "shape": "argument parser (CLI options)",
+    },
+    "ufo": {
+        "slug": "unjs/ufo",
+        "language": "typescript",
+        "package": ["src/"],
+        "import": "ufo",
+        "tests": "test/*.test.ts (vitest)",
+        "shape": "URL utilities (parsing, joining, encoding)",
+    },
+    "defu": {
+        "slug": "unjs/defu",
+        "language": "typescript",
+        "package": ["src/"],
+        "import": "defu",
+        "tests": "test/*.test.ts (vitest)",
+        "shape": "object merging (defaults) library",
+    },
+    "pflag": {
+        "slug": "spf13/pflag",
+        "language": "go",
+        "package": [""],
+        "import": "pflag",
+        "tests": "*_test.go",
+        "shape": "CLI flag parser (stdlib only)",
+    },
+    "uuid": {
+        "slug": "google/uuid",
+        "language": "go",
+        "package": [""],
+        "import": "uuid",
+        "tests": "*_test.go",
+        "shape": "UUID generation and parsing (stdlib only)",
+    },
+    "mux": {
+        "slug": "gorilla/mux",
+        "language": "go",
+        "package": [""],
+        "import": "mux",
+        "tests": "*_test.go",
+        "shape": "HTTP router (stdlib only)",
+    },
+}
+
+LANGUAGES = ("python", "javascript", "typescript", "go")
+SOURCE_SUFFIXES = {
+    "python": (".py",),
+    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
+    "typescript": (".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs"),
+    "go": (".go",),
+}
+_JS_TEST_DIRS = {"test", "tests", "__tests__", "spec", "__snapshots__", "__fixtures__"}
+_JS_TEST_NAME = re.compile(r"\.(test|spec|test-d)\.[cm]?[jt]sx?$|\.snap$")
+
+
+def language(case_or_conv: dict[str, Any]) -> str:
+    """A case's or a project's language (entries written before there were others are Python)."""
+    return str(case_or_conv.get("language") or "python")
+
+
+def is_test(path: str, lang: str = "python") -> bool:
+    """A test file (or test data) of a project in `lang`: Python `.py` under a tests/test/testing folder,
+    `test_*.py`, `conftest.py`; Go `*_test.go` and `testdata/`; JavaScript/TypeScript any file under a
+    test/tests/__tests__/spec/__snapshots__ folder and `*.test.*`, `*.spec.*`, `*.test-d.*`, `*.snap`."""
+    parts = path.split("/")
+    if lang == "go":
+        return path.endswith("_test.go") or "testdata" in parts[:-1]
+    if lang in ("javascript", "typescript"):
+        return bool(_JS_TEST_DIRS & set(parts[:-1])) or bool(_JS_TEST_NAME.search(parts[-1]))
+    return path.endswith(".py") and (
+        bool({"tests", "test", "testing"} & set(parts[:-1]))
+        or parts[-1].startswith("test_")
+        or parts[-1] == "conftest.py"
+    )
+
+
+def is_source(path: str, package: tuple[str, ...], lang: str = "python") -> bool:
+    """A source file of the project: the language's suffix, under a package prefix, not a test, not a
+    declaration file or benchmark (`.d.ts`, `*.bench.*`), not vendored."""
+    name = path.rsplit("/", 1)[-1]
+    if lang != "python" and (
+        name.endswith((".d.ts", ".d.mts", ".d.cts"))
+        or ".bench." in name
+        or {"vendor", "node_modules", "dist"} & set(path.split("/")[:-1])
+    ):
+        return False
+    return path.endswith(SOURCE_SUFFIXES[lang]) and path.startswith(package) and not is_test(path, lang)
+
+
 def conventions(name: str, clone: Path | None = None) -> dict[str, Any]:
     """A project's conventions: the recorded ones, or guessed from the clone (see the docstring)."""
     if name in PROJECTS:
-        return PROJECTS[name]
+        return {"language": "python", **PROJECTS[name]}
     imp = re.sub(r"^python-", "", name).replace("-", "_")
     slug = name
     if clone is not None:
@@ -117,6 +245,7 @@ def conventions(name: str, clone: Path | None = None) -> dict[str, Any]:
         "import": imp,
         "tests": "tests/ or test/",
         "shape": "?",
+        "language": "python",
     }
 
 
@@ -154,13 +283,15 @@ def assign_halves(cases: list[dict[str, Any]], studied: frozenset[str] = STUDIED
     """The cases with `half` set by the split rule in the module docstring (input order kept)."""
 
     def kind(c: dict[str, Any]) -> str:
-        return "ordinary" if c["kind"] == "ordinary" else "fix"
+        return ("ordinary" if c["kind"] == "ordinary" else "fix") + (
+            "" if language(c) == "python" else f"/{language(c)}"
+        )
 
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for c in cases:
         groups[(kind(c), c["project"])].add(c["commit"])
     half: dict[tuple[str, str, str], str] = {}
-    balance: dict[str, int] = defaultdict(int)  # per kind: tuning - check so far, over projects in order
+    balance: dict[str, int] = defaultdict(int)  # per kind and language: tuning - check so far, over projects
     for k, project in sorted(groups):
         commits = groups[(k, project)]
         m = len(commits)

@@ -265,3 +265,72 @@ def test_report_prints_each_half_and_the_misses_by_cause(tmp_path: Path) -> None
     assert "judged intended 100.0% (1/1)" in check and "ordinary >=medium findings per commit 0.00" in check
     assert "h3" not in out  # aggregate figures only
     assert "== tuning" not in rw.report(rows, "check", data=tmp_path / "none.json")
+
+
+def test_test_and_source_files_per_language() -> None:
+    from bench_realworld import rwcorpus
+
+    assert rwcorpus.is_test("flag_test.go", "go") and rwcorpus.is_test("x/testdata/a.txt", "go")
+    assert not rwcorpus.is_test("flag.go", "go") and rwcorpus.is_source("flag.go", ("",), "go")
+    assert not rwcorpus.is_source("flag_test.go", ("",), "go")
+    assert not rwcorpus.is_source("vendor/x/a.go", ("",), "go")
+    for path in ("test/serialize.js", "src/index.spec.ts", "test/base.test.ts", "src/__snapshots__/a.snap"):
+        assert rwcorpus.is_test(path, "typescript"), path
+    assert rwcorpus.is_source("src/utils.ts", ("src/",), "typescript")
+    assert rwcorpus.is_source("index.js", ("index.js", "src/"), "javascript")
+    for path in ("src/index.d.ts", "src/index.bench.ts", "src/index.spec.ts", "docs/a.ts"):
+        assert not rwcorpus.is_source(path, ("src/",), "typescript"), path
+    # a Python project's JavaScript test folder is no test of it (its corpus stays as built)
+    assert not rwcorpus.is_test("tests/a.js") and rwcorpus.is_test("tests/test_a.py")
+
+
+def test_selects_a_go_fix_and_scores_its_tests_by_name(tmp_path: Path) -> None:
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    src = "package m\n\nfunc Add(a, b int) int {\n\treturn a + b + 1\n}\n"
+    _commit(repo, "initial", {"go.mod": "module m\n", "m.go": src, "m_test.go": "package m\n"})
+    fix = _commit(
+        repo,
+        "fix: Add counts one too many",
+        {"m.go": src.replace(" + 1", ""), "m_test.go": "package m\n\nfunc TestAdd(t *testing.T) {}\n"},
+    )
+    rw.rwcorpus.PROJECTS["gotoy"] = {"slug": "t/gotoy", "language": "go", "package": [""], "import": "m"}
+    try:
+        cases = rw.select("gotoy", repo, per_project=2)
+    finally:
+        del rw.rwcorpus.PROJECTS["gotoy"]
+    kept = next(c for c in cases if c["kind"] == "kept")
+    assert (kept["commit"], kept["files"], kept["test_files"]) == (fix, ["m.go"], ["m_test.go"])
+    assert kept["language"] == "go" and kept["truth_lines"] == [4]
+    base = {
+        "which": "base",
+        "ok": True,
+        "passed": 3,
+        "timed_out": False,
+        "summary": "3 passed",
+        "failing": [],
+    }
+    head = {**base, "which": "head", "ok": False, "summary": "1 failed", "failing": ["TestAdd"]}
+    named = {"path": "m.go", "line": 4, "rank": 3, "rule_id": "tests/broken", "message": "breaks TestAdd"}
+    got = rw.score(kept, [named], [base, head])
+    assert got["regression_fails_at_head"] and got["tests_named"] and got["tests_flagged"]
+    assert not rw.score(kept, [{**named, "message": "breaks the test run"}], [base, head])["tests_named"]
+
+
+def test_adding_projects_keeps_the_other_cases_and_their_halves() -> None:
+    from bench_realworld import rwcorpus
+
+    old_cases = rwcorpus.assign_halves(_cases({"a": (4, 3), "b": (3, 2)}))
+    old = {"heads": {"a": "1", "b": "2"}, "projects": {}, "split": "", "cases": old_cases}
+    new_cases = [{**c, "language": "go"} for c in _cases({"b": (2, 1), "g": (3, 2)})]
+    new = {"heads": {"b": "3", "g": "4"}, "projects": {}, "split": "s", "per_project": 2}
+    got = rw.add_projects(old, {**new, "ordinary_per_project": 1}, new_cases)
+    assert [c for c in got["cases"] if c["project"] == "a"] == [c for c in old_cases if c["project"] == "a"]
+    assert {c["project"] for c in got["cases"]} == {"a", "b", "g"}
+    assert all(c.get("language") == "go" for c in got["cases"] if c["project"] == "b")
+    assert got["heads"] == {"a": "1", "b": "3", "g": "4"} and got["added"][0]["projects"] == ["b", "g"]
+    go = [c for c in got["cases"] if c.get("language") == "go"]
+    for kind in ("hidden", "ordinary"):
+        n = {h: sum(c["kind"] == kind and c["half"] == h for c in go) for h in rwcorpus.HALVES}
+        assert abs(n["tuning"] - n["check"]) <= 1, (kind, n)

@@ -64,9 +64,25 @@ def frames(output: str) -> list[tuple[str, int]]:
     return [(p.removeprefix("./"), n) for _, p, n in sorted(found)]
 
 
+# a compiler's diagnostic: go (`./x_test.go:924:6: undefined: Compare`), tsc (`src/a.ts(3,1): error TS2304:
+# …`, `src/a.ts:3:1 - error TS2304: …`), javac (`A.java:3: error: …`), rustc (`error[E0425]: …`)
+_COMPILE_ERROR = re.compile(
+    r"^((?:\./)?[\w./-]+\.go:\d+:\d+: .+"
+    r"|[\w./-]+\.[cm]?tsx?(?:\(\d+,\d+\)|:\d+:\d+)\s*[-:]\s*error TS\d+: .+"
+    r"|[\w./-]+\.java:\d+: error: .+"
+    r"|error\[E\d+\]: .+)$",
+    re.M,
+)
+
+
 def first_error(output: str) -> str:
-    """The first assertion/exception line of a failure (pytest's `E   ` lines, else a `*Error:` line)."""
-    m = re.search(r"^E\s+(.+)$", output, re.M) or re.search(r"^(\w*(?:Error|Exception)\b.*)$", output, re.M)
+    """The first assertion/exception line of a failure (pytest's `E   ` lines, else a `*Error:` line), else
+    the first compiler error (a test build that failed: go, tsc, javac, rustc)."""
+    m = (
+        re.search(r"^E\s+(.+)$", output, re.M)
+        or re.search(r"^(\w*(?:Error|Exception)\b.*)$", output, re.M)
+        or _COMPILE_ERROR.search(output)
+    )
     return m.group(1).strip()[:200] if m else ""
 
 

@@ -96,6 +96,9 @@ def run_tests(
     sandbox = projectenv.with_ro_paths(sandbox, env.ro_paths)
     budget = max(1.0, cfg.tests.budget_seconds - env.seconds)
     timeout = min(cfg.sandbox.timeout, budget / 2)  # base and head share what the build left
+    full = min(cfg.sandbox.timeout, cfg.tests.budget_seconds / 2)  # had the build cost nothing
+    # the build took away more than half of the runs' time: a timeout is then the build's, said so
+    env_took = (env.seconds, cfg.tests.budget_seconds) if timeout < full / 2 else None
     runner = TestRunner(sandbox, argv, timeout, cache_dir, env=env)
     bounds = getattr(sandbox, "bounds", "")
     progress.message(
@@ -127,7 +130,7 @@ def run_tests(
         seconds["tests"] = round(time.monotonic() - t0, 2)
     notes += [f"tests: {n}" for n in runner.notes]  # read-backs refused or cut
     if why is not None:  # nothing to compare against, nothing to verify a patch with
-        notes.append(projectenv.cannot_test_note(why, argv=argv))
+        notes.append(projectenv.cannot_test_note(why, argv=argv, env_took=env_took))
         progress.message(f"tests: base unusable ({why}); {seconds['tests']:.1f}s")
         return TestRuns(
             base=base, sandbox=sandbox, env=env, unusable=why, notes=tuple(notes), seconds=seconds

@@ -1583,3 +1583,32 @@ def test_variants_stop_after_two_children_hang(tmp_path) -> None:
     assert len(calls) == 5
     # two children were made and hung, not five: the run stopped making variants
     assert sorted(p.name for p in tmp_path.glob("hung-*")) == ["hung-0", "hung-1"]
+
+
+def test_the_files_not_compared_are_other_languages_sources_not_their_tests() -> None:
+    from bot.evidence.behaviour.engine import other_language_sources
+
+    def hunk(path: str, status: str = "modified") -> str:
+        old = "/dev/null" if status == "added" else f"a/{path}"
+        new = "/dev/null" if status == "deleted" else f"b/{path}"
+        body = "@@ -0,0 +1 @@\n+x\n" if status == "added" else "@@ -1 +1 @@\n-x\n+y\n"
+        if status == "deleted":
+            body = "@@ -1 +0,0 @@\n-x\n"
+        mode = {"added": "new file mode 100644\n", "deleted": "deleted file mode 100644\n"}.get(status, "")
+        return f"diff --git a/{path} b/{path}\n{mode}--- {old}\n+++ {new}\n{body}"
+
+    diff = parse(
+        "".join(
+            [
+                hunk("flag.go"),
+                hunk("flag_test.go"),
+                hunk("lib/parser.ts"),
+                hunk("test/parser.mjs"),
+                hunk("src/a.spec.ts"),
+                hunk("index.mjs"),
+                hunk("old.js", "deleted"),
+                hunk("core.py"),
+            ]
+        )
+    )
+    assert other_language_sources(diff) == ["flag.go", "index.mjs", "lib/parser.ts"]

@@ -231,6 +231,11 @@ def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
     assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 5s")
     note = projectenv.cannot_test_note(why)
     assert "\n" not in note and "test_command" in note and "tests.python" in note and "attr" in note
+    # a run cut short because building the environment used the tests budget: that is the cause named
+    short = projectenv.cannot_test_note("timed out after 1s", argv=["npm", "test"], env_took=(599.0, 600.0))
+    assert "took 599s of `tests.budget_seconds` (600s)" in short and "next review" in short
+    assert "sandbox.timeout" not in short and "\n" not in short
+    assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 300s", env_took=None)
 
 
 # ---------------------------------------------------------------- config

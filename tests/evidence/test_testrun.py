@@ -294,3 +294,29 @@ def test_generated_calls_run_with_the_projects_interpreter_and_import_roots(tmp_
     ]
     assert python_command(None, root, ["h.py"]) == ["python", "h.py"]
     assert python_command(ProjectEnv("command", ("make", "test")), root, ["h.py"]) == ["python", "h.py"]
+
+
+@pytest.mark.parametrize(
+    ("output", "quoted"),
+    [
+        (  # go: a test file that no longer compiles at head (the change removed what it calls)
+            "FAIL\tgithub.com/google/uuid [build failed]\nFAIL\n\n"
+            "# github.com/google/uuid [github.com/google/uuid.test]\n"
+            "./uuid_test.go:924:6: undefined: Compare\n",
+            "./uuid_test.go:924:6: undefined: Compare",
+        ),
+        (
+            "> tsc -p tsconfig.test.json\n\nlib/yargs-parser.ts(12,3): error TS2304: Cannot find name 'x'.\n",
+            "lib/yargs-parser.ts(12,3): error TS2304: Cannot find name 'x'.",
+        ),
+        ("src/a.ts:3:1 - error TS2322: Type 'string' is not assignable.\n", "src/a.ts:3:1 - error TS2322: "),
+        ("  ok  \tpkg\t0.1s\nsome log line\n", ""),  # nothing that reads as an error
+    ],
+)
+def test_a_test_build_that_failed_is_described_by_its_first_compiler_error(output: str, quoted: str) -> None:
+    b = Breakage(("(test run)",), run(passed=1), run(rc=2, output=output))
+    described = b.describe()
+    if quoted:
+        assert described.startswith(f"the test run: {quoted}")
+    else:
+        assert described == "the test run: failed (exit code 2)"

@@ -39,6 +39,21 @@ Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
 
 
+OTHER_SOURCES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go")
+
+
+def other_language_sources(diff: Diff) -> list[str]:
+    """The changed JavaScript/TypeScript/Go source files, whose behaviour is not compared (yet): not the
+    deleted ones, not tests (a `*_test.go` or `test/…` is no code whose behaviour changed)."""
+    return sorted(
+        {
+            f.path
+            for f in diff.files
+            if f.status != "deleted" and f.path.endswith(OTHER_SOURCES) and not is_test_path(f.path)
+        }
+    )
+
+
 @dataclass
 class BehaviourEvidence:
     change: ChangeRequest
@@ -74,9 +89,7 @@ class BehaviourEvidence:
             diff, read_head, stage._package, is_test=is_test_path, changed=stage.targets
         )
         stage.edited_tests = changed_tests(diff, read_base, read_head, is_test_path)
-        others = sorted(
-            {f.path for f in diff.files if f.path.endswith((".js", ".jsx", ".ts", ".tsx", ".go"))}
-        )
+        others = other_language_sources(diff)
         if others:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
