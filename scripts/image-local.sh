@@ -15,7 +15,11 @@
 # PREREVIEW_MODEL (unset: the Dockerfile's default), PREREVIEW_BASE_IMAGE (default
 # localhost/prereview-base:bookworm-py311; made once, reused), PREREVIEW_MIRROR (a Debian mirror URL),
 # PREREVIEW_EXTRA_CA (default /usr/local/share/ca-certificates: this host's own trust anchors, e.g. a TLS
-# proxy's, go into the local base so the build's apt and pip trust what the host trusts; empty: none).
+# proxy's, go into the local base so the build's apt and pip trust what the host trusts; empty: none),
+# PREREVIEW_LLAMA_WHEEL (a llama-cpp-python wheel of the Dockerfile's version, built on a machine like this
+# one: put in /wheels of a local BUILD_BASE, where the Dockerfile's llama stage finds it and compiles
+# nothing. The image then holds that wheel, not the portable build a release compiles; for trying the
+# image where the compile takes too long, e.g. a busy 2-core machine: ~7 min idle, over 1 h under load).
 # Podman in a container may need `--runtime runc` (crun refuses hybrid cgroups) and, without
 # CAP_SYS_RESOURCE, ulimits at or below the host's (`--ulimit nofile=N:N --ulimit nproc=M:M`); pass them as
 # arguments (and to `podman run`).
@@ -25,8 +29,8 @@ base="${PREREVIEW_BASE_IMAGE:-localhost/prereview-base:bookworm-py311}"
 mirror="${PREREVIEW_MIRROR:-http://deb.debian.org/debian}"
 extra_ca="${PREREVIEW_EXTRA_CA-/usr/local/share/ca-certificates}"
 say() { echo "image-local: $*" >&2; }
-for tool in podman mmdebstrap; do
-  command -v "$tool" >/dev/null || { say "$tool is missing; apt-get install -y podman mmdebstrap"; exit 2; }
+for tool in podman buildah mmdebstrap; do
+  command -v "$tool" >/dev/null || { say "$tool is missing; apt-get install -y podman buildah mmdebstrap"; exit 2; }
 done
 
 if ! podman image exists "$base"; then
@@ -47,6 +51,16 @@ if ! podman image exists "$base"; then
 fi
 
 args=(--format docker --network host --build-arg "BASE=$base")
+if [ -n "${PREREVIEW_LLAMA_WHEEL:-}" ]; then
+  wheel="$(cd "$(dirname "$PREREVIEW_LLAMA_WHEEL")" && pwd)/$(basename "$PREREVIEW_LLAMA_WHEEL")"
+  [ -f "$wheel" ] || { say "PREREVIEW_LLAMA_WHEEL: no such file: $wheel"; exit 2; }
+  build_base="$base-wheel"
+  say "BUILD_BASE $build_base: $base with $(basename "$wheel") in /wheels (the llama stage compiles nothing)"
+  ctr="$(buildah from "$base")"
+  buildah copy "$ctr" "$wheel" "/wheels/$(basename "$wheel")" >/dev/null
+  buildah commit --rm "$ctr" "$build_base" >/dev/null
+  args+=(--build-arg "BUILD_BASE=$build_base")
+fi
 if [ -n "${PREREVIEW_MODEL+set}" ]; then
   args+=(--build-arg "PREREVIEW_MODEL=$PREREVIEW_MODEL")
   default_tag="prereview:local${PREREVIEW_MODEL:+-$PREREVIEW_MODEL}"
