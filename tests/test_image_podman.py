@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -60,49 +61,71 @@ def test_the_image_loads_its_baked_model_and_generates() -> None:
     assert "generated" in proc.stdout and "error" not in proc.stderr
 
 
-@pytest.mark.slow
-def test_the_gitea_example_posts_a_review_from_inside_the_image(
-    make_repo: Callable[..., Path], tmp_path: Path
-) -> None:
+# podman's options that give bubblewrap its user namespaces and an unmasked /proc inside the container
+UNCONFINED = ("--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined")
+
+
+def gitea_review(repo: Path, tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], Any]:
     """The example's review step as act_runner runs a `docker://` step: the image's user, the runner's
     workspace (owned by another user) mounted at /github/workspace, the event file mounted, the token by
-    name. The repository's .prereview.yml (at the base) picks the scripted model: the container is what
-    this test is about."""
+    name; the emulated Gitea on the host's loopback."""
     [step] = [
         s
         for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["review"]["steps"]
         if "with" in s and "args" in s["with"]
     ]
     assert step["uses"].startswith("docker://")
-    repo = make_repo({"geometry.py": BASE, ".prereview.yml": yaml.safe_dump(SCRIPTED)}, {"geometry.py": HEAD})
     pr = PR(repo, rev(repo, "HEAD~1"), rev(repo), tmp_path / "unused.yml", tmp_path)
+    podman = _podman()
     with pr.fake() as fake:
         env = pr.env(fake)
         event = Path(env["GITHUB_EVENT_PATH"])
         env.update(GITHUB_WORKSPACE="/github/workspace", GITHUB_EVENT_PATH="/github/workflow/event.json")
         passed = [k for k in env if k.startswith(("GITHUB_", "GITEA_", "CI", "PREREVIEW_"))]
+        mounts = ["-v", f"{repo}:/github/workspace", "-v", f"{event}:/github/workflow/event.json:ro"]
         proc = subprocess.run(
-            [
-                *_podman(),
-                "--network",
-                "host",
-                "-v",
-                f"{repo}:/github/workspace",
-                "-v",
-                f"{event}:/github/workflow/event.json:ro",
-                "-w",
-                "/github/workspace",
-                *[a for k in passed for a in ("-e", k)],
-                IMAGE,
-                *shlex.split(step["with"]["args"]),
-            ],
+            [*podman, "--network", "host", *flags, *mounts, "-w", "/github/workspace"]
+            + [a for k in passed for a in ("-e", k)]
+            + [IMAGE, *shlex.split(step["with"]["args"])],
             env={**os.environ, **env},
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=900,
         )
-        log = proc.stdout + proc.stderr
-        assert proc.returncode == 0, log
-        assert fake.reviews, log
-        assert sum(SUMMARY_MARKER in c["body"] for c in fake.comments) == 1
-        assert fake.violations == []
+    return proc, fake
+
+
+def summary(fake: Any) -> str:
+    [body] = [c["body"] for c in fake.comments if SUMMARY_MARKER in c["body"]]
+    return str(body)
+
+
+@pytest.mark.slow
+def test_the_gitea_example_posts_a_review_from_inside_the_image(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The repository's .prereview.yml (at the base) picks the scripted model: the container is what this
+    test is about."""
+    repo = make_repo({"geometry.py": BASE, ".prereview.yml": yaml.safe_dump(SCRIPTED)}, {"geometry.py": HEAD})
+    proc, fake = gitea_review(repo, tmp_path)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log
+    assert fake.reviews, log
+    assert summary(fake) and fake.violations == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("confined", [True, False], ids=["default-podman", "unconfined"])
+def test_the_sandbox_in_the_image_runs_or_the_review_says_it_is_off(
+    make_repo: Callable[..., Path], tmp_path: Path, confined: bool
+) -> None:
+    """Tests on, in bubblewrap: a container engine's defaults (masked /proc, its seccomp profile) keep
+    bubblewrap from starting, and the review is posted with the one "sandbox off" note; with user
+    namespaces and /proc unmasked the sandbox starts and no such note is written."""
+    cfg = dict(SCRIPTED, sandbox={"backend": "bubblewrap"}, tests="auto")
+    repo = make_repo({"geometry.py": BASE, ".prereview.yml": yaml.safe_dump(cfg)}, {"geometry.py": HEAD})
+    proc, fake = gitea_review(repo, tmp_path, *(() if confined else UNCONFINED))
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log
+    assert fake.reviews and fake.violations == [], log
+    assert ("Sandbox off on this runner" in summary(fake)) is confined, summary(fake)
