@@ -70,4 +70,4 @@ if [ "$(cat "$RESTRICT" 2>/dev/null)" = 1 ]; then
   off "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) and there is no sudo to allow bwrap; see docs/github.md, Sandbox"
 fi
 err="$(bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true 2>&1 | head -1)"
-off "bubblewrap cannot create its namespaces here (${err:-no message}); containers need user namespaces allowed (e.g. --security-opt seccomp=unconfined) or run tests elsewhere"
+off "bubblewrap cannot create its namespaces here (${err:-no message}); containers need user namespaces and an unmasked /proc (e.g. --security-opt systempaths=unconfined, and seccomp=unconfined under Docker) or run tests elsewhere"
