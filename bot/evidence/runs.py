@@ -20,7 +20,7 @@ from ..progress import Progress, Quiet
 from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
-from . import flaky, projectenv
+from . import envnotes, flaky, projectenv
 from .breakage import Breakage, breakage_finding, compare, localize
 from .detect import detect_at
 from .pininstall import failing_pin
@@ -130,7 +130,7 @@ def run_tests(
         seconds["tests"] = round(time.monotonic() - t0, 2)
     notes += [f"tests: {n}" for n in runner.notes]  # read-backs refused or cut
     if why is not None:  # nothing to compare against, nothing to verify a patch with
-        notes.append(projectenv.cannot_test_note(why, argv=argv, env_took=env_took))
+        notes.append(envnotes.cannot_test_note(why, argv=argv, env_took=env_took))
         progress.message(f"tests: base unusable ({why}); {seconds['tests']:.1f}s")
         return TestRuns(
             base=base, sandbox=sandbox, env=env, unusable=why, notes=tuple(notes), seconds=seconds

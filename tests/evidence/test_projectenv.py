@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from bot import config as config_mod
 from bot.cli.root import cli
-from bot.evidence import layouts, projectenv
+from bot.evidence import envnotes, layouts, projectenv
 from bot.evidence.testrun import TestRun
 
 needs_bwrap = pytest.mark.skipif(
@@ -228,14 +228,14 @@ def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
     assert projectenv.unusable(tr(0, "4 passed", passed=4)) is None
     slow = TestRun(("pytest",), -9, timed_out=True, seconds=5.0)
     assert projectenv.unusable(slow) == "timed out after 5s"
-    assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 5s")
-    note = projectenv.cannot_test_note(why)
+    assert "sandbox.timeout" in envnotes.cannot_test_note("timed out after 5s")
+    note = envnotes.cannot_test_note(why)
     assert "\n" not in note and "test_command" in note and "tests.python" in note and "attr" in note
     # a run cut short because building the environment used the tests budget: that is the cause named
-    short = projectenv.cannot_test_note("timed out after 1s", argv=["npm", "test"], env_took=(599.0, 600.0))
+    short = envnotes.cannot_test_note("timed out after 1s", argv=["npm", "test"], env_took=(599.0, 600.0))
     assert "took 599s of `tests.budget_seconds` (600s)" in short and "next review" in short
     assert "sandbox.timeout" not in short and "\n" not in short
-    assert "sandbox.timeout" in projectenv.cannot_test_note("timed out after 300s", env_took=None)
+    assert "sandbox.timeout" in envnotes.cannot_test_note("timed out after 300s", env_took=None)
 
 
 # ---------------------------------------------------------------- config

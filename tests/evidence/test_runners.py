@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from bot.cli.root import cli
 from bot.config import Config
-from bot.evidence import layouts, projectenv, runners
+from bot.evidence import envnotes, layouts, projectenv, runners
 from bot.evidence.breakage import compare
 from bot.evidence.detect import detect_command
 from bot.evidence.envbase import first_build_error
@@ -118,11 +118,9 @@ def test_npm_errors_are_kept_whole():
     ],
 )
 def test_notes_give_advice_in_the_projects_own_terms(argv, says):
-    note = projectenv.cannot_test_note("no test ran (exit code 1: sh: 1: mocha: not found)", argv=argv)
+    note = envnotes.cannot_test_note("no test ran (exit code 1: sh: 1: mocha: not found)", argv=argv)
     assert says in note and "uv run" not in note and "tox" not in note and "tests.python" not in note
-    assert "uv run pytest" in projectenv.cannot_test_note(
-        "collection failed", argv=["python", "-m", "pytest"]
-    )
+    assert "uv run pytest" in envnotes.cannot_test_note("collection failed", argv=["python", "-m", "pytest"])
 
 
 def test_go_modules_below_the_root_get_their_tests_found():

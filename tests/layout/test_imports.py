@@ -8,7 +8,6 @@ from .imports import chains, graph, within
 G = graph()
 
 
-
 def _forbid(source: str, target: str, allowed: tuple[str, ...] = ()) -> None:
     found = chains(G, source, target, allowed)
     assert not found, f"{source} must not import {target}:\n" + "\n".join(found)

@@ -32,26 +32,12 @@ from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
+from .languages import other_language_sources
 
 MAX_PACKAGE_MODULES = 200  # modules read for the functions a changed module-level value reaches
 ModelFactory = Callable[[], Model]
 Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
-
-
-OTHER_SOURCES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go")
-
-
-def other_language_sources(diff: Diff) -> list[str]:
-    """The changed JavaScript/TypeScript/Go source files, whose behaviour is not compared (yet): not the
-    deleted ones, not tests (a `*_test.go` or `test/…` is no code whose behaviour changed)."""
-    return sorted(
-        {
-            f.path
-            for f in diff.files
-            if f.status != "deleted" and f.path.endswith(OTHER_SOURCES) and not is_test_path(f.path)
-        }
-    )
 
 
 @dataclass
