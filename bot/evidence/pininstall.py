@@ -1,7 +1,9 @@
 """A test environment's install with one retry: when the project's pinned requirements do not install
 here (an old pin with no wheel for this Python that fails to build, a release that requires another
-Python), the same requirements are installed again without their versions — pip-compile's `.in` inputs
-where the tree has them, else the names — and one note line says which requirement failed and why.
+Python), first only the requirement that failed is relaxed, the other pins kept (pinrelax.py; flask's
+2021 trees: greenlet 1.1.0 does not build, and everything unpinned brings Werkzeug 3 under Flask 2.0),
+then the same requirements are installed without their versions — pip-compile's `.in` inputs where the
+tree has them, else the names — and one note line says which requirements failed and why.
 
 Old trees pin what was current then (mypy 0.812, typed-ast, numpy 1.19); their tests usually run on
 what is current now, and a run that says so beats no tests at all.
@@ -149,25 +151,63 @@ def unpinned_requirements(files: Sequence[str], read: layouts.Reader) -> list[st
     return unpinned(layouts.python_layout(files, read_in).requirements)
 
 
+MAX_RELAXED = 3  # requirements relaxed one by one before every pin is left out
+
+
 def install_with_fallback(
-    step: Callable[[list[str]], object], pinned: list[str], retry: list[str] | None
+    step: Callable[[list[str]], object],
+    pinned: list[str],
+    retry: list[str] | None,
+    relax: Callable[[Sequence[str]], list[str] | None] | None = None,
 ) -> list[str]:
-    """Run `step(pinned)`; when it fails and there is an unpinned `retry`, run `step(retry)` and return
-    the one note line that says so. Both failing: EnvError naming both."""
+    """Run `step(pinned)`; when it fails, first only the failing requirement relaxed (`relax`: the
+    arguments with the requirements named so far left unpinned, the other pins kept; pinrelax.py), again
+    for each new requirement that then fails, at most MAX_RELAXED; then the unpinned `retry`. Returns the
+    one note line that says what was left out and why. Everything failing: EnvError naming each failure."""
     try:
         step(pinned)
         return []
     except EnvError as exc:
-        if not retry:
+        if not retry and relax is None:
             raise
-        output = getattr(exc, "output", "") or str(exc)
-        req, why = install_failure(output)
-        what = f"`{req}` could not be installed ({why})" if req else f"the pinned install failed ({why})"
+        first, failed = exc, [install_failure(getattr(exc, "output", "") or str(exc))]
+    while relax is not None and len(failed) <= MAX_RELAXED:
+        req = failed[-1][0]
+        if not req or any(_same(req, r) for r, _ in failed[:-1]):
+            break  # nothing named, or a relaxed requirement failing again
+        args = relax([r for r, _ in failed])
+        if args is None:
+            break
         try:
-            step(retry)
+            step(args)
         except EnvError as again:
-            raise EnvError(f"{what}; without the pins too: {again}") from None
-        return [f"Test environment: {what}; installed the test requirements without their pins instead."]
+            failed.append(install_failure(getattr(again, "output", "") or str(again)))
+            continue
+        one = len(failed) == 1  # never "without their pins": runs.py still rebuilds unpinned if no test runs
+        return [
+            f"Test environment: {_failures(failed)}; installed "
+            + ("it without its pin" if one else "each without its pin")
+            + ", the other pins kept."
+        ]
+    what = _failures(failed)
+    if not retry:
+        raise first if len(failed) == 1 else EnvError(what, first.output) from None
+    try:
+        step(retry)
+    except EnvError as again:
+        raise EnvError(f"{what}; without the pins too: {again}") from None
+    return [f"Test environment: {what}; installed the test requirements without their pins instead."]
+
+
+def _failures(failed: Sequence[tuple[str, str]]) -> str:
+    """`a==1` could not be installed (why), then `b==2` (why) — "the pinned install failed (why)" when
+    pip named no requirement."""
+    parts = [
+        (f"`{req}`" + (" could not be installed" if i == 0 else "") if req else "the pinned install failed")
+        + f" ({why})"
+        for i, (req, why) in enumerate(failed)
+    ]
+    return ", then ".join(parts)
 
 
 def unpinned_args(

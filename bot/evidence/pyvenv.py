@@ -28,6 +28,7 @@ from ..progress import Progress
 from . import layouts
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
 from .pininstall import install_with_fallback, unpinned_args
+from .pinrelax import relax_args
 
 
 def base_python() -> str:
@@ -86,6 +87,7 @@ def build_venv(
             binary = (["--no-build"] if uv else ["--only-binary", ":all:"]) if cfg.tests.wheels_only else []
             reqs_args += binary  # wheels_only: no package's build code runs on this host
             retry = unpinned_args(files, read, layout.name, reqs, d, binary)
+            relax = None if unpinned else relax_args(d, reqs, pins, binary)  # the failing pin alone first
             if unpinned:
                 if retry is None:
                     raise EnvError("the test requirements have no versions to leave out")
@@ -98,7 +100,7 @@ def build_venv(
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
                 notes = install_with_fallback(
-                    lambda args: run_build([*install, *args], cwd=d, timeout=timeout), reqs_args, retry
+                    lambda args: run_build([*install, *args], cwd=d, timeout=timeout), reqs_args, retry, relax
                 )
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
@@ -107,7 +109,10 @@ def build_venv(
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
                 pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input"]
                 notes = install_with_fallback(  # not -q: pip's `Collecting x` names what failed
-                    lambda args: run_build([*pip, "install", *args], cwd=d, timeout=timeout), reqs_args, retry
+                    lambda args: run_build([*pip, "install", *args], cwd=d, timeout=timeout),
+                    reqs_args,
+                    retry,
+                    relax,
                 )
                 uninstall = [*pip, "-q", "uninstall", "-y"]
             if layout.name:

@@ -20,7 +20,7 @@ import yaml
 from click.testing import CliRunner
 
 from bot.cli.root import cli
-from bot.evidence import layouts, pininstall
+from bot.evidence import layouts, pininstall, pinrelax
 from bot.evidence.envbase import EnvError, run_build
 
 DATA = Path(__file__).parent.parent / "data" / "pip"
@@ -276,6 +276,36 @@ def test_pins_that_cannot_install_here_are_retried_unpinned_with_one_note(index,
     (d / "requirements-unpinned.txt").write_text("prv-not-there\n")
     with pytest.raises(EnvError, match=r"`prv-not-there==3` could not be installed .*without the pins too"):
         pininstall.install_with_fallback(step, ["-r", str(d / "nothing.txt")], retry)
+
+
+@pytest.mark.slow
+def test_only_the_failing_pins_are_relaxed_first_the_others_kept(index, tmp_path):
+    """prv-oldpin 1.0 needs Python < 3.8: relaxed in requirements.txt; then prv-brokenbuild 1.0, pinned
+    only by a constraint (a uv.lock's), fails to build: dropped from constraints.txt; prv-good keeps its
+    pin. The full unpinned retry is never needed (it would fail: prv-not-there is not on the index)."""
+    pip = _venv(tmp_path)
+    d = tmp_path / "env"
+    d.mkdir()
+    reqs, cons = ["prv-good==1.0", "prv-oldpin==1.0", "prv-brokenbuild"], ["prv-brokenbuild==1.0"]
+    (d / "requirements.txt").write_text("\n".join(reqs) + "\n")
+    (d / "constraints.txt").write_text("\n".join(cons) + "\n")
+    (d / "unpinned.txt").write_text("prv-not-there\n")
+
+    def step(args: list[str]) -> str:
+        return run_build([*pip, "install", *args], cwd=d, timeout=120)
+
+    pinned = ["-r", str(d / "requirements.txt"), "-c", str(d / "constraints.txt")]
+    notes = pininstall.install_with_fallback(
+        step, pinned, ["-r", str(d / "unpinned.txt")], pinrelax.relax_args(d, reqs, cons, [])
+    )
+    assert len(notes) == 1 and notes[0].startswith(
+        "Test environment: `prv-oldpin==1.0` could not be installed (no release of it for this Python: "
+    ), notes
+    assert "then `prv-brokenbuild==1.0` (its build failed: RuntimeError: this old release" in notes[0]
+    assert notes[0].endswith("installed each without its pin, the other pins kept.")
+    got = _installed(pip)
+    assert (got["prv-good"], got["prv-oldpin"], got["prv-brokenbuild"]) == ("1.0", "2.0", "2.0")
+    assert (d / "requirements-relaxed.txt").read_text() == "prv-good==1.0\nprv-oldpin\nprv-brokenbuild\n"
 
 
 def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
