@@ -221,10 +221,11 @@ NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")
 
 def failing_pin(output: str, requirements: Sequence[str]) -> str:
     """The pinned requirement whose installed code the run's traceback ends in (`py==1.10.0` for
-    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`); "" when none is."""
+    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`, `pytest<3.3` for `…/_pytest/…`); ""
+    when none is. A bound from above pins as much as `==` does: both keep this Python's releases out."""
     pins = {}
     for r in requirements:
-        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", r)
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==|~=|<)", r)
         if m:
             pins[layouts.norm(m.group(1))] = r.split(";")[0].strip()
     for pkg in reversed(re.findall(r"site-packages/([A-Za-z0-9_.-]+?)(?:/|\.py)", output)):

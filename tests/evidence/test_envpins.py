@@ -83,6 +83,29 @@ def test_folders_of_the_tree_in_tox_deps_are_never_requirements():
     assert got.requirements == ("pytest==6.2.4", "six")  # not the folder, and not its extra `docs`
 
 
+def test_tox_environments_for_other_pythons_are_not_this_pythons_test_set():
+    """dateutil's 2020 tox.ini: `[testenv:py33]` installs requirements/3.3/requirements-dev.txt
+    (`pytest<3.3`, for Python 3.3) beside the main `[testenv]` set; read together, pytest 3.2.5 was
+    installed here and cannot start on Python 3.11. Only this Python's environments are read."""
+    tox = (
+        "[testenv]\ndeps = -rrequirements-dev.txt\n"
+        "[testenv:py33]\ndeps =\n    -rrequirements/3.3/requirements-dev.txt\n"
+        "[testenv:pypy3]\ndeps = pypy-only\n[testenv:py3]\ndeps = py3-dep\n"
+        f"[testenv:py{sys.version_info[0]}{sys.version_info[1]}-extra]\ndeps = this-python-dep\n"
+    )
+    got = layout(
+        {
+            "tox.ini": tox,
+            "requirements-dev.txt": "pytest >= 3.0\nfreezegun\n",
+            "requirements/3.3/requirements-dev.txt": "pytest<3.3\nfreezegun<0.3.11\n",
+        }
+    )
+    assert got.requirements == ("pytest >= 3.0", "freezegun", "py3-dep", "this-python-dep")
+    assert layouts.other_python("testenv:py27", (3, 11)) and layouts.other_python("testenv:py312", (3, 11))
+    assert not layouts.other_python("testenv:py311-django", (3, 11))
+    assert not layouts.other_python("testenv:pytest", (3, 11))  # not a version: read as before
+
+
 SETUP_CFG = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
 SETUP_CFG += "[options.extras_require]\ndocs =\n    sphinx\n"
 
@@ -285,6 +308,8 @@ def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
     pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
     assert pininstall.failing_pin(out, pins) == "py==1.10.0"
     assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
+    # a bound from above pins too (dateutil's `pytest<3.3`: pytest 3.2.5 dies at import on 3.11)
+    assert pininstall.failing_pin(out, ["pytest<6.3", "six"]) == "pytest<6.3"
 
 
 # ---------------------------------------------------------------- end to end: pins that install, do not run
