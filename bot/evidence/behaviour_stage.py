@@ -21,7 +21,9 @@ def evidence_for(ctx: ReviewContext) -> BehaviourEvidence | None:
     files; files over review.max_file_lines (a limit of the model's prompt) are compared all the same."""
     if "behaviour" not in ctx.shared:
         ctx.shared["behaviour"] = (
-            BehaviourEvidence.prepare(ctx.change, ctx.cfg, ctx.selection().evidence_diff, ctx.read_base, ctx.read_head)
+            BehaviourEvidence.prepare(
+                ctx.change, ctx.cfg, ctx.selection().evidence_diff, ctx.read_base, ctx.read_head
+            )
             if ctx.cfg.behaviour.enabled
             else None
         )

@@ -68,7 +68,9 @@ def test_files_over_max_file_lines_leave_the_model_but_not_the_behaviour_stage(m
 
 def test_files_left_out_for_other_reasons_stay_out_of_the_behaviour_stage(make_repo) -> None:
     repo = make_repo({"vendor/mod.py": "A = 1\n"}, {"vendor/mod.py": "A = 1\n\n\n" + _many_functions(3)})
-    ctx, _ = build_context(_change(repo), build({"tests": "off"}, env={}), progress=Quiet(), model=lambda: None)
+    ctx, _ = build_context(
+        _change(repo), build({"tests": "off"}, env={}), progress=Quiet(), model=lambda: None
+    )
     assert [s.reason for s in ctx.selection().skipped] == ["vendored"]
     assert evidence_for(ctx) is None
 
