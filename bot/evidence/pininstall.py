@@ -150,10 +150,14 @@ def unpinned_requirements(files: Sequence[str], read: layouts.Reader) -> list[st
 
 
 def install_with_fallback(
-    step: Callable[[list[str]], object], pinned: list[str], retry: list[str] | None
+    step: Callable[[list[str]], object],
+    pinned: list[str],
+    retry: list[str] | None,
+    retry_step: Callable[[list[str]], str] | None = None,
 ) -> list[str]:
-    """Run `step(pinned)`; when it fails and there is an unpinned `retry`, run `step(retry)` and return
-    the one note line that says so. Both failing: EnvError naming both."""
+    """Run `step(pinned)`; when it fails and there is an unpinned `retry`, run `retry_step(retry)` (or
+    `step`; it returns what bounded the resolution, see datebound.py) and return the one note line that
+    says so. Both failing: EnvError naming both."""
     try:
         step(pinned)
         return []
@@ -164,10 +168,15 @@ def install_with_fallback(
         req, why = install_failure(output)
         what = f"`{req}` could not be installed ({why})" if req else f"the pinned install failed ({why})"
         try:
-            step(retry)
+            bounded = retry_step(retry) if retry_step is not None else None
+            if retry_step is None:
+                step(retry)
         except EnvError as again:
             raise EnvError(f"{what}; without the pins too: {again}") from None
-        return [f"Test environment: {what}; installed the test requirements without their pins instead."]
+        return [
+            f"Test environment: {what}; installed the test requirements without their pins instead"
+            + (f", {bounded}." if bounded else ".")
+        ]
 
 
 def unpinned_args(

@@ -24,7 +24,7 @@ from .. import fsguard
 from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
-from ..evidence import flaky, projectenv, testrun
+from ..evidence import datebound, flaky, projectenv, testrun
 from ..evidence.pininstall import failing_pin
 from ..evidence.testrun import Breakage, TestRun, TestRunner
 from ..models import Model
@@ -267,10 +267,19 @@ class PatchStage:
             return why
         pin = failing_pin(self.base.output if self.base else "", _requirements(self.env))
         self.env, self.runner, self.base, self.sandbox = env, runner, base, sandbox
+        bounded = next(  # the date the unpinned resolution was bounded by (datebound.py), if any
+            (
+                n.removeprefix(datebound.UNPINNED_NOTE).rstrip(".")
+                for n in env.notes
+                if n.startswith(datebound.UNPINNED_NOTE)
+            ),
+            "",
+        )
         self.notes.append(
             "Test environment: the tests did not run with the pinned test requirements ("
             + (f"`{pin}`: " if pin else "")
-            + f"{why}); installed them without their pins instead."
+            + f"{why}); installed them without their pins instead"
+            + (f", {bounded}." if bounded else ".")
         )
         return None
 
