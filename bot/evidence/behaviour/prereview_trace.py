@@ -143,9 +143,11 @@ class Recorder:
     def _pickle(self, frame: Any, key: str, rec: dict[str, Any]) -> None:
         """The call's positional and keyword arguments pickled into `rec["pickled"]` (a constructor's
         without its `self`), for the first `replays` distinct inputs of the callable."""
-        sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
         done = self._pickled.setdefault(key, set())
-        if sig in done or len(done) >= self.replays:
+        if len(done) >= self.replays:
+            return
+        sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
+        if sig in done:
             return
         qual = key.split("::", 1)[1]
         call = _call_of(frame, qual)
