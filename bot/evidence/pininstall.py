@@ -228,6 +228,12 @@ def built_info(python: str) -> tuple[list[str], bool]:
 NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")
 
 
+def pins_versions(requirements: Sequence[str]) -> bool:
+    """Whether any requirement pins a version (`==`, `~=`, a bound from above) that an unpinned rebuild
+    would leave out; an environment marker (`mock; python_version < '3.0'`) is not a pin."""
+    return any(re.search(r"==|~=|<", r.split(";", 1)[0]) for r in requirements)
+
+
 def failing_pin(output: str, requirements: Sequence[str]) -> str:
     """The pinned requirement whose installed code the run's traceback ends in (`py==1.10.0` for
     `…/site-packages/py/_vendored_packages/apipkg/__init__.py`, `pytest<3.3` for `…/_pytest/…`); ""

@@ -12,7 +12,6 @@ then propose -> verify for those findings and for the model's own findings.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -25,7 +24,7 @@ from ..change import git
 from ..change.diff import Diff, FileDiff, edit_at, parse
 from ..config import Config
 from ..evidence import datebound, flaky, projectenv, testrun
-from ..evidence.pininstall import failing_pin
+from ..evidence.pininstall import failing_pin, pins_versions
 from ..evidence.testrun import Breakage, TestRun, TestRunner
 from ..models import Model
 from ..progress import Progress, Quiet
@@ -199,7 +198,7 @@ class PatchStage:
         try:  # with the behaviour tracer loaded when there is one: still one run per side
             self.base = self.runner.at_commit(repo, self.change.base_sha, hook)
             why = projectenv.unusable(self.base)
-            pinned = any(re.search(r"==|~=|<", r) for r in _requirements(env)) and not any(
+            pinned = pins_versions(_requirements(env)) and not any(
                 "without their pins" in n for n in env.notes
             )
             if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run

@@ -310,6 +310,10 @@ def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
     pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
     assert pininstall.failing_pin(out, pins) == "py==1.10.0"
     assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
+    # only versions pin: dateutil's `mock ; python_version < '3.0'` made a set of `>=` bounds look
+    # pinned, and a base run that timed out was rebuilt unpinned for nothing
+    assert not pininstall.pins_versions(["mock ; python_version < '3.0'", "pytest >= 3.0", "six"])
+    assert pininstall.pins_versions(["pytest<3.3"]) and pininstall.pins_versions(["six==1.0; os_name == 'x'"])
     # a bound from above pins too (dateutil's `pytest<3.3`: pytest 3.2.5 dies at import on 3.11)
     assert pininstall.failing_pin(out, ["pytest<6.3", "six"]) == "pytest<6.3"
 
@@ -439,7 +443,11 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(tmp_pa
         for k, v in tree.items():
             (repo / k).parent.mkdir(parents=True, exist_ok=True)
             (repo / k).write_text(v)
-        dated = {**os.environ, "GIT_COMMITTER_DATE": "2024-03-01T12:00:00Z", "GIT_AUTHOR_DATE": "2024-03-01T12:00:00Z"}
+        dated = {
+            **os.environ,
+            "GIT_COMMITTER_DATE": "2024-03-01T12:00:00Z",
+            "GIT_AUTHOR_DATE": "2024-03-01T12:00:00Z",
+        }
         for cmd in (
             ["init", "-q"],
             ["add", "-A"],
