@@ -223,6 +223,21 @@ def built_info(python: str) -> tuple[list[str], bool]:
     return notes, info.get("unpinned") is True
 
 
+def newer_pytest(python: str) -> bool:
+    """Whether a built venv's pytest may be newer than the project's tests know: installed without the
+    pins, or its requirements do not pin pytest with `==` (dateutil's `pytest >= 3.0` gets pytest 9,
+    whose deprecations its `filterwarnings = error` turns into collection errors)."""
+    try:
+        info = json.loads((Path(python).parent.parent / ".prereview-complete").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(info, dict):
+        return False
+    reqs = [r for r in info.get("requirements", []) if isinstance(r, str)]
+    exact = any(_same("pytest", r) and "==" in r.split(";", 1)[0] for r in reqs)
+    return info.get("unpinned") is True or not exact
+
+
 # pytest newer than the project pinned: its own deprecations (PytestRemovedIn9Warning, a subclass) are
 # not the project's, and a `filterwarnings = error` tree would turn them into collection errors
 NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")

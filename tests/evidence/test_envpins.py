@@ -479,3 +479,21 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(tmp_pa
         "Test environment: the test requirements installed without their pins, as released up to "
         "2024-03-01 (the base commit's date)."
     ]
+
+
+@pytest.mark.parametrize(
+    ("requirements", "unpinned", "newer"),
+    [
+        (["six", "pytest >= 3.0; python_version != '3.3'"], False, True),  # dateutil: pytest 9 here
+        (["pytest==7.4.0", "six"], False, False),  # the project's own pytest: its warnings are its own
+        (["pytest==6.2.2"], True, True),  # pins left out
+    ],
+)
+def test_pytests_own_deprecations_are_ignored_where_pytest_may_be_newer_than_the_tests(
+    tmp_path, requirements, unpinned, newer
+):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / ".prereview-complete").write_text(
+        json.dumps({"requirements": requirements, "unpinned": unpinned})
+    )
+    assert pininstall.newer_pytest(str(tmp_path / "bin" / "python")) is newer
