@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import configparser
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -44,6 +45,20 @@ class PythonLayout:
     requirements: tuple[str, ...]  # pip requirement lines, the project itself left out
     dep_files: tuple[str, ...]  # the files read for them (their text is part of the environment's key)
     uv_lock: bool = False  # a uv.lock exists (uv exports it exactly when uv is available)
+
+
+def other_python(section: str, version: tuple[int, int] = sys.version_info[:2]) -> bool:
+    """A tox environment for another Python (`testenv:py33`, `testenv:py27-django`, `testenv:pypy3`):
+    its deps pin what that Python needed (pytest<3.3 for 3.3) and are not this one's test set. `py3`,
+    `py` and this version's own (`py311`) are this Python's."""
+    env = section.split(":", 1)[-1]
+    if env.startswith("pypy"):
+        return True
+    m = re.match(r"py(\d)(\d*)(?:$|[-_])", env)
+    if m is None:
+        return False
+    major, minor = int(m.group(1)), m.group(2)
+    return major != version[0] or (minor != "" and int(minor) != version[1])
 
 
 def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
@@ -89,7 +104,11 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         tox = _ini(read("tox.ini"))
         for section in (
             "testenv",
-            *(s for s in (tox.sections() if tox else []) if s.startswith("testenv:py")),
+            *(
+                s
+                for s in (tox.sections() if tox else [])
+                if s.startswith("testenv:py") and not other_python(s)
+            ),
         ):
             deps = _ini_get(tox, section, "deps")
             if deps:

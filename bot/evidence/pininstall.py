@@ -150,10 +150,14 @@ def unpinned_requirements(files: Sequence[str], read: layouts.Reader) -> list[st
 
 
 def install_with_fallback(
-    step: Callable[[list[str]], object], pinned: list[str], retry: list[str] | None
+    step: Callable[[list[str]], object],
+    pinned: list[str],
+    retry: list[str] | None,
+    retry_step: Callable[[list[str]], str] | None = None,
 ) -> list[str]:
-    """Run `step(pinned)`; when it fails and there is an unpinned `retry`, run `step(retry)` and return
-    the one note line that says so. Both failing: EnvError naming both."""
+    """Run `step(pinned)`; when it fails and there is an unpinned `retry`, run `retry_step(retry)` (or
+    `step`; it returns what bounded the resolution, see datebound.py) and return the one note line that
+    says so. Both failing: EnvError naming both."""
     try:
         step(pinned)
         return []
@@ -164,10 +168,15 @@ def install_with_fallback(
         req, why = install_failure(output)
         what = f"`{req}` could not be installed ({why})" if req else f"the pinned install failed ({why})"
         try:
-            step(retry)
+            bounded = retry_step(retry) if retry_step is not None else None
+            if retry_step is None:
+                step(retry)
         except EnvError as again:
             raise EnvError(f"{what}; without the pins too: {again}") from None
-        return [f"Test environment: {what}; installed the test requirements without their pins instead."]
+        return [
+            f"Test environment: {what}; installed the test requirements without their pins instead"
+            + (f", {bounded}." if bounded else ".")
+        ]
 
 
 def unpinned_args(
@@ -214,17 +223,39 @@ def built_info(python: str) -> tuple[list[str], bool]:
     return notes, info.get("unpinned") is True
 
 
+def newer_pytest(python: str) -> bool:
+    """Whether a built venv's pytest may be newer than the project's tests know: installed without the
+    pins, or its requirements do not pin pytest with `==` (dateutil's `pytest >= 3.0` gets pytest 9,
+    whose deprecations its `filterwarnings = error` turns into collection errors)."""
+    try:
+        info = json.loads((Path(python).parent.parent / ".prereview-complete").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(info, dict):
+        return False
+    reqs = [r for r in info.get("requirements", []) if isinstance(r, str)]
+    exact = any(_same("pytest", r) and "==" in r.split(";", 1)[0] for r in reqs)
+    return info.get("unpinned") is True or not exact
+
+
 # pytest newer than the project pinned: its own deprecations (PytestRemovedIn9Warning, a subclass) are
 # not the project's, and a `filterwarnings = error` tree would turn them into collection errors
 NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")
 
 
+def pins_versions(requirements: Sequence[str]) -> bool:
+    """Whether any requirement pins a version (`==`, `~=`, a bound from above) that an unpinned rebuild
+    would leave out; an environment marker (`mock; python_version < '3.0'`) is not a pin."""
+    return any(re.search(r"==|~=|<", r.split(";", 1)[0]) for r in requirements)
+
+
 def failing_pin(output: str, requirements: Sequence[str]) -> str:
     """The pinned requirement whose installed code the run's traceback ends in (`py==1.10.0` for
-    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`); "" when none is."""
+    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`, `pytest<3.3` for `…/_pytest/…`); ""
+    when none is. A bound from above pins as much as `==` does: both keep this Python's releases out."""
     pins = {}
     for r in requirements:
-        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", r)
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==|~=|<)", r)
         if m:
             pins[layouts.norm(m.group(1))] = r.split(";")[0].strip()
     for pkg in reversed(re.findall(r"site-packages/([A-Za-z0-9_.-]+?)(?:/|\.py)", output)):

@@ -103,6 +103,7 @@ class BehaviourEvidence:
             traced,
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
+            replays=REPLAYS_PER_CALLABLE,
         )
         return self._hook
 
@@ -173,8 +174,11 @@ class BehaviourEvidence:
             if c.key in seen
             for i in [*generate.doctests(c)[:most], *generate.nesting(c)]
         ]
+        # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
+        # built `self` differently): the recorded arguments, `self` included, given to head's code too
+        replays = _replays(compare.unmatched(base_calls, head_calls), self.targets, failing)
         new_calls: list[Call] = []
-        if unreached or documented:
+        if unreached or documented or replays:
             sandbox = self._sandbox(runs.sandbox)
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
@@ -187,24 +191,35 @@ class BehaviourEvidence:
                     classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
                     deadline=deadline,
                 )
-                for c, why in plan.skipped:
-                    self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 if plan.late:
                     self._left_out(
                         plan.late,
                         f"before {len(plan.late)} of {len(unreached)} changed function(s) got inputs; "
                         "not compared",
                     )
-                inputs = documented + plan.inputs
+                inputs = documented + plan.inputs + replays
                 if inputs:
                     progress.message(
                         f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
                         f"at base and head on {len(inputs)} input(s)"
+                        + (f" ({len(replays)} replayed from the base run's tests)" if replays else "")
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
-                    diffs += more
+                    diffs += [d for d in more if not _lacks_new_attribute(d)]
+                ran = {x.callable for x in new_calls if x.result.get("kind") != "unavailable"}
+                replayed = {i.callable for i in replays} & ran
+                for c, why in plan.skipped:
+                    if c.key not in replayed:
+                        self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 told = {c.key for c, _ in plan.skipped}
                 self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
+                if replayed:
+                    self.notes.append(
+                        "behaviour: "
+                        + ", ".join(f"`{c.qualname}`" for c in self.targets if c.key in replayed)
+                        + " called at head with the arguments (and `self`) its base run's tests gave it "
+                        "where head's tests made no such call"
+                    )
         self.notes += _alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not x.variant and not edited(x.origin)],
@@ -397,6 +412,40 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
+
+
+REPLAYS_PER_CALLABLE = 8  # the tracer pickles the first 8 distinct inputs of each callable
+MAX_REPLAYS = 40
+
+
+def _replays(unmatched: list[Call], targets: list[Changed], failing: set[str]) -> list[Input]:
+    """Inputs that make base's recorded calls again (their pickled arguments) on both sides: calls of a
+    callable that exists at base, not from a test that fails at head (that is the tests stage's
+    evidence), at most REPLAYS_PER_CALLABLE distinct ones per callable and MAX_REPLAYS in all."""
+    existing = {c.key for c in targets if c.kind != "added"}
+    out: dict[tuple[str, tuple[str, ...]], Input] = {}
+    per: dict[str, int] = {}
+    for c in unmatched:
+        key = (c.callable, c.pickled)
+        if not c.pickled or c.variant or c.callable not in existing or c.origin in failing or key in out:
+            continue
+        if per.get(c.callable, 0) >= REPLAYS_PER_CALLABLE or len(out) >= MAX_REPLAYS:
+            continue
+        per[c.callable] = per.get(c.callable, 0) + 1
+        out[key] = Input(c.callable, c.origin, pickled=c.pickled, shown=c.args)
+    return list(out.values())
+
+
+def _lacks_new_attribute(d: Difference) -> bool:
+    """A replayed call that raises AttributeError at head only: base's pickled object lacks what head's
+    constructor sets now, which says nothing about the change's behaviour."""
+    return bool(
+        d.replay is not None
+        and d.replay.pickled
+        and d.head.get("kind") == "raise"
+        and d.head.get("type") == "AttributeError"
+        and d.base.get("kind") != "raise"
+    )
 
 
 def _alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:

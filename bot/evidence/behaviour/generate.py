@@ -36,6 +36,8 @@ class Input:
     builds: tuple[tuple[str, str], ...] = ()  # (name, module path) of the project classes its args build
     report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
     nesting: bool = False  # a context manager used inside itself, the module state seen at each step
+    pickled: tuple[str, ...] = ()  # a call from the tests, replayed: its arguments as the tracer pickled them
+    shown: tuple[tuple[str, str], ...] = ()  # a replayed call's arguments as the tests' run showed them
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""

@@ -46,9 +46,11 @@ def trace_hook(
     per_test: int = PER_TEST,
     max_repr: int = 400,
     variants: int = 0,
+    replays: int = 0,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
-    and for the first `variants` inputs of each the same call with an argument wrapped (see the plugin)."""
+    for the first `variants` inputs of each the same call with an argument wrapped, and for the first
+    `replays` the call's arguments pickled, to be made again at the other side (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -58,6 +60,7 @@ def trace_hook(
         "per_test": per_test,
         "max_repr": max_repr,
         "variants": variants,
+        "replays": replays,
     }
     return testrun.RunHook(
         files=(*_scripts(), ("trace.json", json.dumps(spec, sort_keys=True))),
@@ -76,7 +79,9 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
     for i, inp in enumerate(inputs):
         path, qual = paths[inp.callable]
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
-        if inp.nesting:
+        if inp.pickled:
+            call["pickled"] = list(inp.pickled)
+        elif inp.nesting:
             call["nesting"] = True
         elif inp.doctest:
             call["doctest"] = [list(x) for x in inp.doctest]
@@ -192,4 +197,6 @@ def run_inputs_in(
 
 
 def _args(inp: Input) -> tuple[tuple[str, str], ...]:
+    if inp.shown:
+        return inp.shown
     return tuple((str(i), a) for i, a in enumerate(inp.args)) + inp.kwargs

@@ -12,6 +12,12 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace; with
       "report": [2, 5] only those examples' results are written (the others are their setup)
+  {"id": "8", "path": "pkg/m.py", "qualname": "C.m", "pickled": ["eJy…", "…"]}
+      a call the tests made at the other side, replayed: its positional and keyword arguments (`self`
+      first for a method; a constructor's without it) as the tracer pickled them, unpickled here with
+      this side's classes. The result is what it returns (an iterator it returns: its first items) and
+      what it changes in `self` and the other arguments; arguments this side cannot unpickle are
+      "unavailable" ("replay"), not a result
   {"id": "7", "path": "pkg/m.py", "qualname": "cm", "nesting": true}
       a context manager used inside itself; the result is the project's module state (simple global
       values of cm's module and of the project modules whose functions it calls) before the outer
@@ -30,6 +36,7 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import prereview_probe as probe
@@ -203,6 +210,8 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 continue
             out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
         return out
+    if "pickled" in call:
+        return [_replay(call, timeout)]
     builds = call.get("builds") or {}
     values: list[Any] = []
 
@@ -234,6 +243,86 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     after = {k: _shown(a) for k, a in subjects.items()}
     mutated = {k: r for k, r in after.items() if r != before[k]}
     return [{"id": call["id"], "result": result, "mutated": mutated}]
+
+
+def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A recorded call made again on this side's code, with the recorded arguments (see the docstring)."""
+    import base64
+    import pickle
+    import zlib
+
+    box: list[Any] = []
+
+    def load() -> None:  # unpickling runs the project's code (its classes' __setstate__): timed too
+        data = zlib.decompress(base64.b64decode("".join(call["pickled"])))
+        box.append(pickle.loads(data))  # noqa: S301 (inside the sandbox, next to the code it runs anyway)
+
+    made, ok = _timed(load, timeout)
+    if not ok:
+        why = probe.normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
+        return {"id": call["id"], "result": {"kind": "unavailable", "type": "replay", "message": why}}
+    pos, kw = box[0]
+    mod = _module(call["path"])
+    qual = call["qualname"]
+    if qual.endswith(".__init__"):
+        return _construct(call["id"], _resolve(mod, qual.rsplit(".", 1)[0]), pos, kw, timeout)
+    fn = _raw(mod, qual)
+    subjects = {**{str(i): a for i, a in enumerate(pos)}, **kw}
+    if "." in qual and pos:
+        subjects["self"] = subjects.pop("0")
+    before = {k: _shown(a) for k, a in subjects.items()}
+    result, _ = _timed(lambda: _items(fn(*pos, **kw), timeout), timeout)
+    after = {k: _shown(a) for k, a in subjects.items()}
+    return {"id": call["id"], "result": result, "mutated": {k: r for k, r in after.items() if r != before[k]}}
+
+
+def _raw(mod: Any, qualname: str) -> Any:
+    """The function a qualified name defines, called with its receiver as the first argument: a method
+    as its class holds it, a property's getter, a static or class method's function."""
+    owner_name, _, name = qualname.rpartition(".")
+    if not owner_name:
+        return _resolve(mod, qualname)
+    owner = _resolve(mod, owner_name)
+    obj = vars(owner).get(name) if isinstance(vars(owner), Mapping) else None
+    if obj is None:
+        return getattr(owner, name)
+    if isinstance(obj, property):
+        return obj.fget
+    import functools
+
+    if isinstance(obj, functools.cached_property):
+        return obj.func
+    return getattr(obj, "__func__", obj)  # staticmethod, classmethod
+
+
+MAX_ITEMS = 40
+
+
+class _Items(list):  # noqa: FURB189 (a list that says it came from an iterator)
+    more = False  # the iterator had more than MAX_ITEMS items
+
+    def __repr__(self) -> str:
+        return "iterator of " + probe.safe_repr(list(self), ROOT, LIMIT) + (" and more" if self.more else "")
+
+
+def _items(value: Any, timeout: float) -> Any:
+    """An iterator's first MAX_ITEMS items (what a generator or `iter(...)` result yields is its value;
+    its repr says nothing), else the value itself."""
+    import itertools
+
+    if isinstance(value, (str, bytes, bytearray, list, tuple, dict, set, frozenset)):
+        return value
+    try:
+        is_iterator = hasattr(type(value), "__next__") and iter(value) is value
+    except Exception:  # noqa: BLE001
+        return value
+    if not is_iterator:
+        return value
+    items = _Items(itertools.islice(value, MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        del items[MAX_ITEMS:]
+        items.more = True
+    return items
 
 
 def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:

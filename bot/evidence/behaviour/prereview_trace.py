@@ -30,20 +30,30 @@ Line-break variants (same budget): the call made again with a str or bytes argum
 A check that rejected it at base and lets it through at head has lost its guard against header and log
 injection (a regex anchored with `$` instead of `\\Z` is the usual way).
 
+Replays (`"replays": N`, the first N distinct inputs per callable): the call's arguments, `self` among
+them, pickled as they were when the call started (zlib, base64, in chunks; at most `MAX_PICKLE` bytes),
+so the review can give the same objects to the other side's code (`prereview_harness.py`, `pickled`):
+a base call whose test is gone or edited at head, or whose `self` head's tests built differently, is
+still compared. A constructor's half-built `self` is left out (the harness calls the class). Unpickled
+only inside the sandbox; the host passes the text on without reading it.
+
 Events: `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before;
 on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
+import pickle
 import select
 import signal
 import sys
 import time
 import warnings
+import zlib
 from typing import Any
 
 import prereview_probe as probe
@@ -76,6 +86,8 @@ class Recorder:
         self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given variants
         self.n_variants = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
+        self.replays = int(spec.get("replays", 0))
+        self._pickled: dict[str, set[str]] = {}  # callable -> the inputs already pickled
 
     # -------------------------------------------------------------- which code is a target
 
@@ -119,10 +131,40 @@ class Recorder:
                 "_objs": args,
                 "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
+            if self.replays:
+                self._pickle(frame, key, self._open[id(frame)])
             if self.variants and self.n_variants < self.max_variants:
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
             self._busy = False
+
+    # -------------------------------------------------------------- replays
+
+    def _pickle(self, frame: Any, key: str, rec: dict[str, Any]) -> None:
+        """The call's positional and keyword arguments pickled into `rec["pickled"]` (a constructor's
+        without its `self`), for the first `replays` distinct inputs of the callable."""
+        done = self._pickled.setdefault(key, set())
+        if len(done) >= self.replays:
+            return
+        sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
+        if sig in done:
+            return
+        qual = key.split("::", 1)[1]
+        call = _call_of(frame, qual)
+        if call is None:
+            return
+        _, _, pos, kw = call
+        if qual.endswith(".__init__"):
+            pos = pos[1:]
+        try:
+            data = zlib.compress(pickle.dumps((pos, kw), protocol=4), 6)
+        except Exception:  # noqa: BLE001 (a lock, a lambda, an open file: not picklable, not replayed)
+            return
+        if len(data) > MAX_PICKLE:
+            return
+        done.add(sig)
+        text = base64.b64encode(data).decode("ascii")
+        rec["pickled"] = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
 
     # -------------------------------------------------------------- wrapped variants
 
@@ -289,6 +331,8 @@ def _arguments(frame: Any) -> dict[str, Any]:
 
 
 MAX_HUNG = 2
+MAX_PICKLE = 24_000  # bytes of a call's compressed pickle
+CHUNK = 3_900  # characters per string of it (the host cuts longer strings it reads back)
 
 
 class Proxy:
