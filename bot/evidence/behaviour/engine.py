@@ -27,7 +27,7 @@ from .. import testrun
 from ..detect import is_test_path
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, compare, generate, harness, judge, objects
+from . import accounts, compare, generate, harness, judge, objects, replays, said
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -103,7 +103,7 @@ class BehaviourEvidence:
             traced,
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
-            replays=REPLAYS_PER_CALLABLE,
+            replays=replays.REPLAYS_PER_CALLABLE,
         )
         return self._hook
 
@@ -176,9 +176,9 @@ class BehaviourEvidence:
         ]
         # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
         # built `self` differently): the recorded arguments, `self` included, given to head's code too
-        replays = _replays(compare.unmatched(base_calls, head_calls), self.targets, failing)
+        again = replays.inputs(compare.unmatched(base_calls, head_calls), self.targets, failing)
         new_calls: list[Call] = []
-        if unreached or documented or replays:
+        if unreached or documented or again:
             sandbox = self._sandbox(runs.sandbox)
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
@@ -197,30 +197,25 @@ class BehaviourEvidence:
                         f"before {len(plan.late)} of {len(unreached)} changed function(s) got inputs; "
                         "not compared",
                     )
-                inputs = documented + plan.inputs + replays
+                inputs = documented + plan.inputs + again
                 if inputs:
                     progress.message(
                         f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
                         f"at base and head on {len(inputs)} input(s)"
-                        + (f" ({len(replays)} replayed from the base run's tests)" if replays else "")
+                        + (f" ({len(again)} replayed from the base run's tests)" if again else "")
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
-                    diffs += [d for d in more if not _lacks_new_attribute(d)]
-                ran = {x.callable for x in new_calls if x.result.get("kind") != "unavailable"}
-                replayed = {i.callable for i in replays} & ran
+                    diffs += [d for d in more if not replays.lacks_new_attribute(d)]
+                replayed = replays.replayed(again, new_calls)
                 for c, why in plan.skipped:
                     if c.key not in replayed:
                         self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 told = {c.key for c, _ in plan.skipped}
-                self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
-                if replayed:
-                    self.notes.append(
-                        "behaviour: "
-                        + ", ".join(f"`{c.qualname}`" for c in self.targets if c.key in replayed)
-                        + " called at head with the arguments (and `self`) its base run's tests gave it "
-                        "where head's tests made no such call"
-                    )
-        self.notes += _alike(
+                self.skipped += said.not_called(
+                    [c for c in unreached if c.key not in told], inputs, new_calls
+                )
+                self.notes += replays.note(self.targets, replayed)
+        self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not x.variant and not edited(x.origin)],
             failing,
@@ -412,83 +407,6 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
-
-
-REPLAYS_PER_CALLABLE = 8  # the tracer pickles the first 8 distinct inputs of each callable
-MAX_REPLAYS = 40
-
-
-def _replays(unmatched: list[Call], targets: list[Changed], failing: set[str]) -> list[Input]:
-    """Inputs that make base's recorded calls again (their pickled arguments) on both sides: calls of a
-    callable that exists at base, not from a test that fails at head (that is the tests stage's
-    evidence), at most REPLAYS_PER_CALLABLE distinct ones per callable and MAX_REPLAYS in all."""
-    existing = {c.key for c in targets if c.kind != "added"}
-    out: dict[tuple[str, tuple[str, ...]], Input] = {}
-    per: dict[str, int] = {}
-    for c in unmatched:
-        key = (c.callable, c.pickled)
-        if not c.pickled or c.variant or c.callable not in existing or c.origin in failing or key in out:
-            continue
-        if per.get(c.callable, 0) >= REPLAYS_PER_CALLABLE or len(out) >= MAX_REPLAYS:
-            continue
-        per[c.callable] = per.get(c.callable, 0) + 1
-        out[key] = Input(c.callable, c.origin, pickled=c.pickled, shown=c.args)
-    return list(out.values())
-
-
-def _lacks_new_attribute(d: Difference) -> bool:
-    """A replayed call that raises AttributeError at head only: base's pickled object lacks what head's
-    constructor sets now, which says nothing about the change's behaviour."""
-    return bool(
-        d.replay is not None
-        and d.replay.pickled
-        and d.head.get("kind") == "raise"
-        and d.head.get("type") == "AttributeError"
-        and d.base.get("kind") != "raise"
-    )
-
-
-def _alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
-    """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
-    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
-    counts = {c.key: 0 for c in same}
-    for x in calls:
-        if x.callable in counts and x.origin not in failing:
-            counts[x.callable] += 1
-    alike = [c for c in same if counts[c.key]]
-    only = [c for c in same if not counts[c.key]]
-    out = []
-    if alike:
-        names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
-        n = sum(counts[c.key] for c in alike)
-        out.append(
-            f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
-            "that pass at head"
-        )
-    if only:
-        names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
-        out.append(f"behaviour: {names} not compared: only tests that fail at head reach it")
-    return out
-
-
-def _not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
-    """What was not compared, and why, for each callable no test reaches whose generated calls gave no
-    result either (its class could not be built, its calls did not run): said every time, never silent."""
-    out = []
-    planned = {i.callable for i in inputs}
-    for c in unreached:
-        mine = [x for x in calls if x.callable == c.key]
-        if any(x.result.get("kind") != "unavailable" for x in mine):
-            continue
-        if mine:
-            r = mine[0].result
-            why = f"it could not be called: {r.get('message') or r.get('type')}"
-        elif c.key in planned:
-            why = "its generated calls did not run"
-        else:
-            why = "no input could be built"
-        out.append(f"{c.qualname} (reached by no test; {why})")
-    return out
 
 
 def _replayable(e: judge.Example) -> bool:
