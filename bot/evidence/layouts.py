@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -21,6 +20,7 @@ from packaging.markers import InvalidMarker, Marker, UndefinedComparison, Undefi
 
 from .. import pysyntax
 from .testsets import DEV_SET, NOT_TESTS, TEST_ONLY, TEST_SET, norm, nox_test_sessions, test_sets  # noqa: F401
+from .toxenvs import this_pythons
 
 Reader = Callable[[str], str | None]
 
@@ -45,20 +45,6 @@ class PythonLayout:
     requirements: tuple[str, ...]  # pip requirement lines, the project itself left out
     dep_files: tuple[str, ...]  # the files read for them (their text is part of the environment's key)
     uv_lock: bool = False  # a uv.lock exists (uv exports it exactly when uv is available)
-
-
-def other_python(section: str, version: tuple[int, int] = sys.version_info[:2]) -> bool:
-    """A tox environment for another Python (`testenv:py33`, `testenv:py27-django`, `testenv:pypy3`):
-    its deps pin what that Python needed (pytest<3.3 for 3.3) and are not this one's test set. `py3`,
-    `py` and this version's own (`py311`) are this Python's."""
-    env = section.split(":", 1)[-1]
-    if env.startswith("pypy"):
-        return True
-    m = re.match(r"py(\d)(\d*)(?:$|[-_])", env)
-    if m is None:
-        return False
-    major, minor = int(m.group(1)), m.group(2)
-    return major != version[0] or (minor != "" and int(minor) != version[1])
 
 
 def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
@@ -102,14 +88,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
             add_lines((read(f) or "").splitlines(), f)
     if "tox.ini" in top:
         tox = _ini(read("tox.ini"))
-        for section in (
-            "testenv",
-            *(
-                s
-                for s in (tox.sections() if tox else [])
-                if s.startswith("testenv:py") and not other_python(s)
-            ),
-        ):
+        for section in ("testenv", *this_pythons(tox.sections() if tox else [])):
             deps = _ini_get(tox, section, "deps")
             if deps:
                 add_lines(

@@ -22,7 +22,7 @@ import yaml
 from click.testing import CliRunner
 
 from bot.cli.root import cli
-from bot.evidence import datebound, layouts, pininstall
+from bot.evidence import datebound, layouts, pininstall, toxenvs
 from bot.evidence.envbase import EnvError, run_build
 
 DATA = Path(__file__).parent.parent / "data" / "pip"
@@ -103,9 +103,9 @@ def test_tox_environments_for_other_pythons_are_not_this_pythons_test_set():
         }
     )
     assert got.requirements == ("pytest >= 3.0", "freezegun", "py3-dep", "this-python-dep")
-    assert layouts.other_python("testenv:py27", (3, 11)) and layouts.other_python("testenv:py312", (3, 11))
-    assert not layouts.other_python("testenv:py311-django", (3, 11))
-    assert not layouts.other_python("testenv:pytest", (3, 11))  # not a version: read as before
+    assert toxenvs.other_python("testenv:py27", (3, 11)) and toxenvs.other_python("testenv:py312", (3, 11))
+    assert not toxenvs.other_python("testenv:py311-django", (3, 11))
+    assert not toxenvs.other_python("testenv:pytest", (3, 11))  # not a version: read as before
 
 
 SETUP_CFG = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
