@@ -1488,7 +1488,7 @@ def _plugin_alone(tmp_path: Path, targets: dict, *args: str, **spec) -> list[com
     """The tracer plugin alone (no sandbox: the code is the test's own) on the test files in `tmp_path`
     (or those `args` name), which must pass; the calls recorded in its file so far."""
     scripts = Path(harness.__file__).parent
-    for name in ("prereview_probe.py", "prereview_trace.py"):
+    for name in harness.SCRIPTS:
         shutil.copy(scripts / name, tmp_path / name)
     (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
@@ -1627,7 +1627,7 @@ def test_a_replayed_generator_is_compared_on_what_it_yields(tmp_path) -> None:
     """The harness alone: a call the tracer pickled (`self` included) is made again on another side's
     class; an iterator result is compared on its first items, not on its repr."""
     scripts = Path(harness.__file__).parent
-    for name in ("prereview_probe.py", "prereview_trace.py"):
+    for name in harness.SCRIPTS:
         shutil.copy(scripts / name, tmp_path / name)
     (tmp_path / "bank.py").write_text(BANK)
     (tmp_path / "test_bank.py").write_text(

@@ -1,7 +1,7 @@
 """Host side of the sandboxed runs: the tracer hook for the test runs, and calls on generated inputs.
 
-The scripts that run inside the sandbox (`prereview_probe.py`, `prereview_trace.py`,
-`prereview_harness.py`) and their specs are given to each run in a bot-owned folder shown read-only, and
+The scripts that run inside the sandbox (`SCRIPTS`: the tracer `prereview_trace.py`, the harness
+`prereview_harness.py` and the modules they import) and their specs are given to each run in a bot-owned folder shown read-only, and
 the results come back through a second one (sandbox/exchange.py): never through the scratch tree, where
 the change (or its tests, while they run) could plant a symlink. Nothing of `bot` is importable there.
 Each side runs from its own `git archive` copy, with a clean environment, no network, the sandbox's
@@ -24,7 +24,13 @@ from .callables import Changed
 from .compare import Call
 from .generate import Input
 
-SCRIPTS = ("prereview_probe.py", "prereview_trace.py", "prereview_harness.py")
+SCRIPTS = (
+    "prereview_probe.py",
+    "prereview_fork.py",
+    "prereview_trace.py",
+    "prereview_calls.py",
+    "prereview_harness.py",
+)
 
 
 def _scripts() -> tuple[tuple[str, str], ...]:

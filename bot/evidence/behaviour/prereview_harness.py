@@ -29,16 +29,14 @@ interpreter is the first one without a line. A call longer than `timeout` second
 from __future__ import annotations
 
 import ast
-import importlib
-import importlib.util
 import json
 import os
 import random
 import signal
 import sys
-from collections.abc import Mapping
 from typing import Any
 
+import prereview_calls as calls
 import prereview_probe as probe
 
 ROOT = os.getcwd()
@@ -52,38 +50,8 @@ def _alarm(signum: int, frame: Any) -> None:
     raise CallTimeout()
 
 
-def _module(path: str) -> Any:
-    rel = path[:-3] if path.endswith(".py") else path
-    for base in ("", "src/", "lib/"):
-        if rel.startswith(base) and base:
-            name = rel[len(base) :].replace("/", ".")
-            root = os.path.join(ROOT, base.rstrip("/"))
-        elif not base:
-            name, root = rel.replace("/", "."), ROOT
-        else:
-            continue
-        if root not in sys.path:
-            sys.path.insert(0, root)
-        try:
-            return importlib.import_module(name[: -len(".__init__")] if name.endswith(".__init__") else name)
-        except ImportError:
-            continue
-    spec = importlib.util.spec_from_file_location(os.path.basename(rel), os.path.join(ROOT, path))
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _resolve(mod: Any, qualname: str) -> Any:
-    obj = mod
-    for part in qualname.split("."):
-        if part == "<locals>":
-            raise AttributeError(f"{qualname} is a nested function")
-        obj = getattr(obj, part)
-    return obj
+def _module_at(path: str) -> Any:
+    return calls.module(path, ROOT)
 
 
 def _timed(fn: Any, timeout: float) -> tuple[dict[str, Any], bool]:
@@ -113,7 +81,7 @@ def _value(text: str, builds: dict[str, str]) -> Any:
 
 def _build(node: ast.AST, builds: dict[str, str]) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builds:
-        cls = getattr(_module(builds[node.func.id]), node.func.id)
+        cls = getattr(_module_at(builds[node.func.id]), node.func.id)
         args = [_build(a, builds) for a in node.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: _build(k.value, builds) for k in node.keywords if k.arg}
         return cls(*args, **kwargs)
@@ -174,7 +142,7 @@ def _observe(mods: list[str]) -> dict[str, str]:
 def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     random.seed(0)
     try:
-        fn = _resolve(_module(call["path"]), call["qualname"])
+        fn = calls.resolve(_module_at(call["path"]), call["qualname"])
     except BaseException as exc:  # noqa: BLE001 (an import that fails is a result too)
         return [
             {
@@ -225,13 +193,13 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         return [{"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": why}}]
     args, kwargs = values
     if call["qualname"].endswith(".__init__"):  # a constructor: its effect is the object it builds
-        owner = _resolve(sys.modules[fn.__module__], call["qualname"].rsplit(".", 1)[0])
+        owner = calls.resolve(sys.modules[fn.__module__], call["qualname"].rsplit(".", 1)[0])
         return [_construct(call["id"], owner, args, kwargs, timeout)]
     subjects: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
     if call.get("instance"):
         owner = call["qualname"].rsplit(".", 1)[0]
         box: list[Any] = []
-        made, ok = _timed(lambda: box.append(_resolve(sys.modules[fn.__module__], owner)()), timeout)
+        made, ok = _timed(lambda: box.append(calls.resolve(sys.modules[fn.__module__], owner)()), timeout)
         if not ok:
             why = f"{owner}() failed: {made.get('type', made.get('kind'))}"
             return [{"id": call["id"], "result": {"kind": "unavailable", "type": "instance", "message": why}}]
@@ -247,82 +215,25 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
 
 def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     """A recorded call made again on this side's code, with the recorded arguments (see the docstring)."""
-    import base64
-    import pickle
-    import zlib
-
     box: list[Any] = []
-
-    def load() -> None:  # unpickling runs the project's code (its classes' __setstate__): timed too
-        data = zlib.decompress(base64.b64decode("".join(call["pickled"])))
-        box.append(pickle.loads(data))  # noqa: S301 (inside the sandbox, next to the code it runs anyway)
-
-    made, ok = _timed(load, timeout)
+    # unpickling runs the project's code (its classes' __setstate__): timed too
+    made, ok = _timed(lambda: box.append(calls.unpickle(call["pickled"])), timeout)
     if not ok:
         why = probe.normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
         return {"id": call["id"], "result": {"kind": "unavailable", "type": "replay", "message": why}}
     pos, kw = box[0]
-    mod = _module(call["path"])
+    mod = _module_at(call["path"])
     qual = call["qualname"]
     if qual.endswith(".__init__"):
-        return _construct(call["id"], _resolve(mod, qual.rsplit(".", 1)[0]), pos, kw, timeout)
-    fn = _raw(mod, qual)
+        return _construct(call["id"], calls.resolve(mod, qual.rsplit(".", 1)[0]), pos, kw, timeout)
+    fn = calls.raw(mod, qual)
     subjects = {**{str(i): a for i, a in enumerate(pos)}, **kw}
     if "." in qual and pos:
         subjects["self"] = subjects.pop("0")
     before = {k: _shown(a) for k, a in subjects.items()}
-    result, _ = _timed(lambda: _items(fn(*pos, **kw), timeout), timeout)
+    result, _ = _timed(lambda: calls.items(fn(*pos, **kw), ROOT, LIMIT), timeout)
     after = {k: _shown(a) for k, a in subjects.items()}
     return {"id": call["id"], "result": result, "mutated": {k: r for k, r in after.items() if r != before[k]}}
-
-
-def _raw(mod: Any, qualname: str) -> Any:
-    """The function a qualified name defines, called with its receiver as the first argument: a method
-    as its class holds it, a property's getter, a static or class method's function."""
-    owner_name, _, name = qualname.rpartition(".")
-    if not owner_name:
-        return _resolve(mod, qualname)
-    owner = _resolve(mod, owner_name)
-    obj = vars(owner).get(name) if isinstance(vars(owner), Mapping) else None
-    if obj is None:
-        return getattr(owner, name)
-    if isinstance(obj, property):
-        return obj.fget
-    import functools
-
-    if isinstance(obj, functools.cached_property):
-        return obj.func
-    return getattr(obj, "__func__", obj)  # staticmethod, classmethod
-
-
-MAX_ITEMS = 40
-
-
-class _Items(list):  # noqa: FURB189 (a list that says it came from an iterator)
-    more = False  # the iterator had more than MAX_ITEMS items
-
-    def __repr__(self) -> str:
-        return "iterator of " + probe.safe_repr(list(self), ROOT, LIMIT) + (" and more" if self.more else "")
-
-
-def _items(value: Any, timeout: float) -> Any:
-    """An iterator's first MAX_ITEMS items (what a generator or `iter(...)` result yields is its value;
-    its repr says nothing), else the value itself."""
-    import itertools
-
-    if isinstance(value, (str, bytes, bytearray, list, tuple, dict, set, frozenset)):
-        return value
-    try:
-        is_iterator = hasattr(type(value), "__next__") and iter(value) is value
-    except Exception:  # noqa: BLE001
-        return value
-    if not is_iterator:
-        return value
-    items = _Items(itertools.islice(value, MAX_ITEMS + 1))
-    if len(items) > MAX_ITEMS:
-        del items[MAX_ITEMS:]
-        items.more = True
-    return items
 
 
 def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:

@@ -56,6 +56,7 @@ import warnings
 import zlib
 from typing import Any
 
+import prereview_fork as fork
 import prereview_probe as probe
 
 _ROOT = os.getcwd()
@@ -223,7 +224,7 @@ class Recorder:
     ) -> dict[str, Any] | None:
         """{"result", "mutated"} of fn(*pos, **kw) run in a forked child; None if it hung or died."""
         before = {n: probe.safe_repr(v, _ROOT, self.limit) for n, v in watched.items()}
-        offsets = _offsets()
+        offsets = fork.offsets()
         r, w = os.pipe()
         with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process (a test may error)
             warnings.simplefilter("ignore")
@@ -231,7 +232,7 @@ class Recorder:
         if pid == 0:  # the child: never returns
             try:
                 os.close(r)
-                _isolate(w, self.variant_timeout)
+                fork.isolate(w, self.variant_timeout)
                 try:
                     result = probe.return_record(fn(*pos, **kw), _ROOT, self.limit)
                 except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
@@ -267,7 +268,7 @@ class Recorder:
             except OSError:
                 pass
             os.waitpid(pid, 0)
-            _restore(offsets)
+            fork.restore(offsets)
         try:
             out = json.loads(b"".join(chunks))
         except ValueError:
@@ -427,57 +428,6 @@ def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str
     if code.co_flags & 0x08:
         kw.update(loc.get(code.co_varnames[i], {}))
     return obj, names, pos, kw
-
-
-def _fds() -> list[int]:
-    try:
-        return [int(x) for x in os.listdir("/proc/self/fd")]
-    except (OSError, ValueError):
-        return []
-
-
-def _offsets() -> dict[int, int]:
-    out = {}
-    for fd in _fds():
-        try:
-            out[fd] = os.lseek(fd, 0, os.SEEK_CUR)
-        except OSError:
-            continue  # not seekable (a pipe, a socket, a tty) or closed since listed
-    return out
-
-
-def _restore(offsets: dict[int, int]) -> None:
-    for fd, at in offsets.items():
-        try:
-            os.lseek(fd, at, os.SEEK_SET)
-        except OSError:
-            continue
-
-
-def _isolate(keep: int, seconds: float) -> None:
-    """In the forked child: no tracing, quiet standard streams, no shared socket or pipe but `keep`, no
-    file grown, and killed by an alarm if the parent's kill does not come."""
-    import resource
-    import stat
-
-    sys.settrace(None)
-    sys.setprofile(None)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    for fd in _fds():
-        if fd in (keep, 0, 1, 2, null):
-            continue
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
-                os.close(fd)
-        except OSError:
-            continue
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    signal.alarm(int(seconds) + 2)
 
 
 # ---------------------------------------------------------------- the two event sources
