@@ -1,11 +1,11 @@
 """Host side of the sandboxed runs: the tracer hook for the test runs, and calls on generated inputs.
 
 The scripts that run inside the sandbox (`SCRIPTS`: the tracer `prereview_trace.py`, the harness
-`prereview_harness.py` and the modules they import) and their specs are given to each run in a bot-owned folder shown read-only, and
-the results come back through a second one (sandbox/exchange.py): never through the scratch tree, where
-the change (or its tests, while they run) could plant a symlink. Nothing of `bot` is importable there.
-Each side runs from its own `git archive` copy, with a clean environment, no network, the sandbox's
-memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
+`prereview_harness.py` and the modules they import) and their specs are given to each run in a bot-owned
+folder shown read-only, and the results come back through a second one (sandbox/exchange.py): never
+through the scratch tree, where the change (or its tests, while they run) could plant a symlink. Nothing
+of `bot` is importable there. Each side runs from its own `git archive` copy, with a clean environment, no
+network, the sandbox's memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
 """
 
 from __future__ import annotations
