@@ -34,11 +34,13 @@ class BehaviourResult:
 def evidence_for(ctx: ReviewContext) -> BehaviourEvidence | None:
     """The review's behaviour engine; None when the stage is off or there is nothing to compare. It looks
     at the review's selection of files (pipeline/selection.py): not at vendored, generated or excluded
-    files, nor at files over review.max_file_lines (coverage lists them)."""
+    files; files over review.max_file_lines (a limit of the model's prompt) are compared all the same."""
     if not ctx.behaviour_prepared:
         ctx.behaviour_prepared = True
         ctx.behaviour_engine = (
-            BehaviourEvidence.prepare(ctx.change, ctx.cfg, ctx.selection().diff, ctx.read_base, ctx.read_head)
+            BehaviourEvidence.prepare(
+                ctx.change, ctx.cfg, ctx.selection().evidence_diff, ctx.read_base, ctx.read_head
+            )
             if ctx.cfg.behaviour.enabled
             else None
         )

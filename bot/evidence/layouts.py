@@ -20,6 +20,7 @@ from packaging.markers import InvalidMarker, Marker, UndefinedComparison, Undefi
 
 from .. import pysyntax
 from .testsets import DEV_SET, NOT_TESTS, TEST_ONLY, TEST_SET, norm, nox_test_sessions, test_sets  # noqa: F401
+from .toxenvs import this_pythons
 
 Reader = Callable[[str], str | None]
 
@@ -87,10 +88,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
             add_lines((read(f) or "").splitlines(), f)
     if "tox.ini" in top:
         tox = _ini(read("tox.ini"))
-        for section in (
-            "testenv",
-            *(s for s in (tox.sections() if tox else []) if s.startswith("testenv:py")),
-        ):
+        for section in ("testenv", *this_pythons(tox.sections() if tox else [])):
             deps = _ini_get(tox, section, "deps")
             if deps:
                 add_lines(

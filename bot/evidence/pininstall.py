@@ -5,8 +5,7 @@ Python), first only the requirement that failed is relaxed, the other pins kept 
 then the same requirements are installed without their versions — pip-compile's `.in` inputs where the
 tree has them, else the names — and one note line says which requirements failed and why.
 
-Old trees pin what was current then (mypy 0.812, typed-ast, numpy 1.19); their tests usually run on
-what is current now, and a run that says so beats no tests at all.
+Old trees pin what was current then (mypy 0.812, typed-ast); their tests usually run on what is current now.
 """
 
 from __future__ import annotations
@@ -159,11 +158,13 @@ def install_with_fallback(
     pinned: list[str],
     retry: list[str] | None,
     relax: Callable[[Sequence[str]], list[str] | None] | None = None,
+    retry_step: Callable[[list[str]], str] | None = None,
 ) -> list[str]:
     """Run `step(pinned)`; when it fails, first only the failing requirement relaxed (`relax`: the
     arguments with the requirements named so far left unpinned, the other pins kept; pinrelax.py), again
-    for each new requirement that then fails, at most MAX_RELAXED; then the unpinned `retry`. Returns the
-    one note line that says what was left out and why. Everything failing: EnvError naming each failure."""
+    for each new requirement that then fails, at most MAX_RELAXED; then the unpinned `retry`, through
+    `retry_step` when given (it returns what bounded the resolution, see datebound.py). Returns the one
+    note line that says what was left out and why. Everything failing: EnvError naming each failure."""
     try:
         step(pinned)
         return []
@@ -193,21 +194,24 @@ def install_with_fallback(
     if not retry:
         raise first if len(failed) == 1 else EnvError(what, first.output) from None
     try:
-        step(retry)
+        bounded = retry_step(retry) if retry_step is not None else None
+        if retry_step is None:
+            step(retry)
     except EnvError as again:
         raise EnvError(f"{what}; without the pins too: {again}") from None
-    return [f"Test environment: {what}; installed the test requirements without their pins instead."]
+    return [
+        f"Test environment: {what}; installed the test requirements without their pins instead"
+        + (f", {bounded}." if bounded else ".")
+    ]
 
 
 def _failures(failed: Sequence[tuple[str, str]]) -> str:
-    """`a==1` could not be installed (why), then `b==2` (why) — "the pinned install failed (why)" when
-    pip named no requirement."""
-    parts = [
-        (f"`{req}`" + (" could not be installed" if i == 0 else "") if req else "the pinned install failed")
-        + f" ({why})"
-        for i, (req, why) in enumerate(failed)
+    """`a==1` could not be installed (why), then `b==2` (why); "the pinned install failed (why)" unnamed."""
+    said = [
+        (f"`{r}`" + ("" if i else " could not be installed")) if r else "the pinned install failed"
+        for i, (r, _) in enumerate(failed)
     ]
-    return ", then ".join(parts)
+    return ", then ".join(f"{what} ({why})" for what, (_, why) in zip(said, failed, strict=True))
 
 
 def unpinned_args(
@@ -254,17 +258,39 @@ def built_info(python: str) -> tuple[list[str], bool]:
     return notes, info.get("unpinned") is True
 
 
+def newer_pytest(python: str) -> bool:
+    """Whether a built venv's pytest may be newer than the project's tests know: installed without the
+    pins, or its requirements do not pin pytest with `==` (dateutil's `pytest >= 3.0` gets pytest 9,
+    whose deprecations its `filterwarnings = error` turns into collection errors)."""
+    try:
+        info = json.loads((Path(python).parent.parent / ".prereview-complete").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(info, dict):
+        return False
+    reqs = [r for r in info.get("requirements", []) if isinstance(r, str)]
+    exact = any(_same("pytest", r) and "==" in r.split(";", 1)[0] for r in reqs)
+    return info.get("unpinned") is True or not exact
+
+
 # pytest newer than the project pinned: its own deprecations (PytestRemovedIn9Warning, a subclass) are
 # not the project's, and a `filterwarnings = error` tree would turn them into collection errors
 NEWER_PYTEST = ("-W", "ignore::pytest.PytestDeprecationWarning")
 
 
+def pins_versions(requirements: Sequence[str]) -> bool:
+    """Whether any requirement pins a version (`==`, `~=`, a bound from above) that an unpinned rebuild
+    would leave out; an environment marker (`mock; python_version < '3.0'`) is not a pin."""
+    return any(re.search(r"==|~=|<", r.split(";", 1)[0]) for r in requirements)
+
+
 def failing_pin(output: str, requirements: Sequence[str]) -> str:
     """The pinned requirement whose installed code the run's traceback ends in (`py==1.10.0` for
-    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`); "" when none is."""
+    `…/site-packages/py/_vendored_packages/apipkg/__init__.py`, `pytest<3.3` for `…/_pytest/…`); ""
+    when none is. A bound from above pins as much as `==` does: both keep this Python's releases out."""
     pins = {}
     for r in requirements:
-        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", r)
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==|~=|<)", r)
         if m:
             pins[layouts.norm(m.group(1))] = r.split(";")[0].strip()
     for pkg in reversed(re.findall(r"site-packages/([A-Za-z0-9_.-]+?)(?:/|\.py)", output)):

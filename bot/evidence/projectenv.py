@@ -48,7 +48,7 @@ from .envbase import (  # noqa: F401  (the builders' shared names, importable fr
     ready,
     run_build,
 )
-from .pininstall import NEWER_PYTEST, built_info
+from .pininstall import NEWER_PYTEST, built_info, newer_pytest
 
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
@@ -181,8 +181,8 @@ def _resolve(
             env_vars["PATH"] = f"{bindir}:{SANDBOX_PATH}"
         kind = "python" if python is not None else "image" if sandbox_name == "docker" else "built"
         full_key = _hash([key, layout.roots])
-        notes, unpinned_env = built_info(exe) if kind == "built" else ([], False)  # e.g. pins left out, why
-        extra = NEWER_PYTEST if unpinned_env else ()
+        notes = built_info(exe)[0] if kind == "built" else []  # e.g. pins left out, why
+        extra = NEWER_PYTEST if kind == "built" and newer_pytest(exe) else ()
         return ProjectEnv(
             kind,
             (exe, *argv[1:], *extra),

@@ -18,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import tomllib
 
 from ..config import Config
 from ..progress import Progress
-from . import layouts
+from . import datebound, layouts
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
 from .pininstall import install_with_fallback, unpinned_args
 from .pinrelax import relax_args
@@ -88,32 +89,49 @@ def build_venv(
             reqs_args += binary  # wheels_only: no package's build code runs on this host
             retry = unpinned_args(files, read, layout.name, reqs, d, binary)
             relax = None if unpinned else relax_args(d, reqs, pins, binary)  # the failing pin alone first
-            if unpinned:
-                if retry is None:
-                    raise EnvError("the test requirements have no versions to leave out")
-                reqs_args, retry = retry, None
+            if unpinned and retry is None:
+                raise EnvError("the test requirements have no versions to leave out")
             timeout = cfg.tests.build_timeout
+            when = datebound.commit_time(repo, base_sha)
+            limit = datebound.bound(when) if when is not None else None
             if uv:
                 run_build(
                     [uv, "venv", "--quiet", "--python", base_python(), str(d)], cwd=None, timeout=timeout
                 )
                 locked_reqs = _uv_export(uv, layout, repo, base_sha, d, timeout)
                 install = [uv, "pip", "install", "--quiet", "--python", str(exe)]
-                notes = install_with_fallback(
-                    lambda args: run_build([*install, *args], cwd=d, timeout=timeout), reqs_args, retry, relax
-                )
+
+                def step(args: list[str]) -> None:
+                    run_build([*install, *args], cwd=d, timeout=timeout)
+
+                def loose(args: list[str]) -> str:  # unpinned: the releases of the base's time
+                    step([*args, *(datebound.args("uv", limit) if limit else [])])
+                    return datebound.describe(limit, when) if limit else ""
+
+                notes = _install(step, loose, reqs_args, retry, unpinned, relax)
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
                 run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
                 pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input"]
-                notes = install_with_fallback(  # not -q: pip's `Collecting x` names what failed
-                    lambda args: run_build([*pip, "install", *args], cwd=d, timeout=timeout),
-                    reqs_args,
-                    retry,
-                    relax,
-                )
+
+                def step(args: list[str]) -> None:  # not -q: pip's `Collecting x` names what failed
+                    run_build([*pip, "install", *args], cwd=d, timeout=timeout)
+
+                def loose(args: list[str]) -> str:  # unpinned: the releases of the base's time
+                    if limit is None:
+                        step(args)
+                        return ""
+                    try:  # the venv's own pip may predate --uploaded-prior-to
+                        run_build([*pip, "install", "-q", datebound.PIP_WITH_BOUND], cwd=d, timeout=timeout)
+                    except EnvError as exc:
+                        step(args)
+                        return f"with today's releases ({datebound.PIP_WITH_BOUND} did not install: {exc})"
+                    step([*args, *datebound.args("pip", limit)])
+                    return datebound.describe(limit, when)
+
+                notes = _install(step, loose, reqs_args, retry, unpinned, relax)
                 uninstall = [*pip, "-q", "uninstall", "-y"]
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
@@ -124,6 +142,25 @@ def build_venv(
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))
     return str(exe), key, tuple(dict.fromkeys(ro)), f"venv {d} ({tool})"
+
+
+def _install(
+    step: Callable[[list[str]], None],
+    loose: Callable[[list[str]], str],
+    pinned: list[str],
+    retry: list[str] | None,
+    unpinned: bool,
+    relax: Callable[[Sequence[str]], list[str] | None] | None = None,
+) -> list[str]:
+    """The pinned install with its unpinned retry (`loose`, bounded by date); `unpinned`: the retry's
+    install alone (the pinned set installed before, but its tests did not run), its bound in a note."""
+    if unpinned:
+        assert retry is not None
+        how = loose(retry)
+        return (
+            [f"Test environment: the test requirements installed without their pins, {how}."] if how else []
+        )
+    return install_with_fallback(step, pinned, retry, relax, retry_step=loose)
 
 
 def _uv_export(

@@ -8,7 +8,6 @@ it at base and head in the sandbox, compare, and re-run what flipped (flaky.py) 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,10 +19,10 @@ from ..progress import Progress, Quiet
 from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
-from . import envnotes, flaky, projectenv
+from . import datebound, envnotes, flaky, projectenv
 from .breakage import Breakage, breakage_finding, compare, localize
 from .detect import detect_at
-from .pininstall import failing_pin
+from .pininstall import failing_pin, pins_versions
 from .testrun import RunHook, TestRun, TestRunner
 
 HookFor = Callable[[list[str]], "RunHook | None"]  # the test command -> extras its runs load (a tracer)
@@ -111,9 +110,7 @@ def run_tests(
     try:  # with the behaviour tracer loaded when there is one: still one run per side
         base = runner.at_commit(repo, change.base_sha, hook)
         why = projectenv.unusable(base)
-        pinned = any(re.search(r"==|~=|<", r) for r in _requirements(env)) and not any(
-            "without their pins" in n for n in env.notes
-        )
+        pinned = pins_versions(_requirements(env)) and not any("without their pins" in n for n in env.notes)
         if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run
             retried = _unpinned(argv, change, cfg, runner, base, env, env_dir, hook, progress)
             if retried is not None:
@@ -200,10 +197,19 @@ def _unpinned(
         return None
     why = projectenv.unusable(base)
     pin = failing_pin(base.output, _requirements(env))
+    bounded = next(  # the date the unpinned resolution was bounded by (datebound.py), if any
+        (
+            n.removeprefix(datebound.UNPINNED_NOTE).rstrip(".")
+            for n in retried.notes
+            if n.startswith(datebound.UNPINNED_NOTE)
+        ),
+        "",
+    )
     note = (
         "Test environment: the tests did not run with the pinned test requirements ("
         + (f"`{pin}`: " if pin else "")
-        + f"{why}); installed them without their pins instead."
+        + f"{why}); installed them without their pins instead"
+        + (f", {bounded}." if bounded else ".")
     )
     return retried, again, unpinned_base, sandbox, note
 

@@ -67,6 +67,7 @@ DEFAULT_SKIP: dict[str, tuple[str, ...]] = {
 NOT_INCLUDED = "not in review.include"
 EXCLUDED = "matches review.exclude"
 USER_RULES = (NOT_INCLUDED, EXCLUDED)
+TOO_LARGE = "file too large"  # a limit of the model's prompt: the evidence stages still read the file
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def _skip_reason(f: FileDiff, cfg: ReviewConfig, head_lines: Callable[[str], int
         return "no textual change (mode or rename only)"
     n = head_lines(f.path)
     if n is not None and n > cfg.max_file_lines:
-        return f"file too large ({n} lines > review.max_file_lines {cfg.max_file_lines})"
+        return f"{TOO_LARGE} ({n} lines > review.max_file_lines {cfg.max_file_lines})"
     return None
 
 

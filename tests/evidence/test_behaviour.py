@@ -1488,7 +1488,7 @@ def _plugin_alone(tmp_path: Path, targets: dict, *args: str, **spec) -> list[com
     """The tracer plugin alone (no sandbox: the code is the test's own) on the test files in `tmp_path`
     (or those `args` name), which must pass; the calls recorded in its file so far."""
     scripts = Path(harness.__file__).parent
-    for name in ("prereview_probe.py", "prereview_trace.py"):
+    for name in harness.SCRIPTS:
         shutil.copy(scripts / name, tmp_path / name)
     (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
@@ -1586,7 +1586,7 @@ def test_variants_stop_after_two_children_hang(tmp_path) -> None:
 
 
 def test_the_files_not_compared_are_other_languages_sources_not_their_tests() -> None:
-    from bot.evidence.behaviour.engine import other_language_sources
+    from bot.evidence.behaviour.languages import other_language_sources
 
     def hunk(path: str, status: str = "modified") -> str:
         old = "/dev/null" if status == "added" else f"a/{path}"
@@ -1612,3 +1612,86 @@ def test_the_files_not_compared_are_other_languages_sources_not_their_tests() ->
         )
     )
     assert other_language_sources(diff) == ["flag.go", "index.mjs", "lib/parser.ts"]
+
+
+BANK = """class Account:
+    def __init__(self, owner, balance):
+        self.owner = owner
+        self.balance = balance
+
+    def withdraw(self, amount):
+        if amount > self.balance:
+            raise ValueError("insufficient funds")
+        self.balance -= amount
+        return self.balance
+
+    def history(self, n):
+        for k in range(n):
+            yield self.balance + k
+"""
+
+
+@needs_bwrap
+def test_a_base_call_whose_test_is_gone_at_head_is_replayed_with_its_self(make_repo, tmp_path) -> None:
+    """Only the regression test reaches `Account.withdraw`, and the change deletes it. `Account` needs
+    arguments, so no fresh instance can be built; the base run's tests recorded the call with its `self`
+    (pickled), and the same call is made at head on that object: head raises where base returned, on the
+    changed line, with the call and both outcomes as the example."""
+    head = BANK.replace("if amount > self.balance:", "if amount >= self.balance:")
+    regression = "from bank import Account\n\n\ndef test_withdraw_all():\n"
+    regression += "    assert Account('ann', 10).withdraw(10) == 0\n"
+    repo = make_repo(
+        {"bank.py": BANK, "test_bank.py": regression, "test_other.py": "def test_x():\n    pass\n"},
+        {"bank.py": head, "test_bank.py": None},
+    )
+    data = _review_json(repo, tmp_path)
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert f["path"] == "bank.py" and f["line"] == 7 and f["severity"] == "high", f
+    assert "withdraw(10): before 0 and changes self to Account(balance=0, owner='ann')" in f["evidence"]
+    assert "after raises ValueError: insufficient funds" in f["evidence"]
+    assert any("its base run's tests gave it" in n for n in data["notes"]), data["notes"]
+
+
+def test_a_replayed_generator_is_compared_on_what_it_yields(tmp_path) -> None:
+    """The harness alone: a call the tracer pickled (`self` included) is made again on another side's
+    class; an iterator result is compared on its first items, not on its repr."""
+    scripts = Path(harness.__file__).parent
+    for name in harness.SCRIPTS:
+        shutil.copy(scripts / name, tmp_path / name)
+    (tmp_path / "bank.py").write_text(BANK)
+    (tmp_path / "test_bank.py").write_text(
+        "from bank import Account\n\n\ndef test_history():\n    assert list(Account('a', 5).history(3))\n"
+    )
+    (tmp_path / "spec.json").write_text(
+        json.dumps({"targets": {"bank.py": ["Account.history"]}, "out": "t.jsonl", "replays": 8})
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    [call] = [c for c in compare.from_trace((tmp_path / "t.jsonl").read_text())[0] if c.pickled]
+    head = tmp_path / "head"
+    head.mkdir()
+    (head / "bank.py").write_text(BANK.replace("self.balance + k", "self.balance - k"))
+    inp = generate.Input(call.callable, call.origin, pickled=call.pickled, shown=call.args)
+    shutil.copy(scripts / "prereview_probe.py", head / "prereview_probe.py")
+    spec = {
+        "calls": harness._spec_calls([inp], {inp.callable: ("bank.py", "Account.history")}),
+        "out": "r.jsonl",
+    }
+    (head / "spec.json").write_text(json.dumps(spec))
+    subprocess.run(
+        [sys.executable, str(scripts / "prereview_harness.py"), "spec.json"],
+        cwd=head,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(head)},
+        check=True,
+        timeout=60,
+    )
+    [rec] = [json.loads(x) for x in (head / "r.jsonl").read_text().splitlines()]
+    assert rec["result"] == {"kind": "return", "repr": "iterator of [5, 4, 3]"}
+    assert rec["mutated"] == {}

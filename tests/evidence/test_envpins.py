@@ -5,6 +5,7 @@ names the requirement and why. The installs are real (a venv, pip, a local index
 
 from __future__ import annotations
 
+import http.server
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import yaml
 from click.testing import CliRunner
 
 from bot.cli.root import cli
-from bot.evidence import layouts, pininstall, pinrelax
+from bot.evidence import datebound, layouts, pininstall, pinrelax, toxenvs
 from bot.evidence.envbase import EnvError, run_build
 
 DATA = Path(__file__).parent.parent / "data" / "pip"
@@ -81,6 +83,29 @@ def test_folders_of_the_tree_in_tox_deps_are_never_requirements():
     tox = "[testenv]\ndeps =\n    -r requirements/tests.txt\n    examples/tutorial[docs]\n    -e ./sub\n"
     got = layout({"tox.ini": tox, "requirements/tests.txt": "pytest==6.2.4\n", "setup.cfg": SETUP_CFG})
     assert got.requirements == ("pytest==6.2.4", "six")  # not the folder, and not its extra `docs`
+
+
+def test_tox_environments_for_other_pythons_are_not_this_pythons_test_set():
+    """dateutil's 2020 tox.ini: `[testenv:py33]` installs requirements/3.3/requirements-dev.txt
+    (`pytest<3.3`, for Python 3.3) beside the main `[testenv]` set; read together, pytest 3.2.5 was
+    installed here and cannot start on Python 3.11. Only this Python's environments are read."""
+    tox = (
+        "[testenv]\ndeps = -rrequirements-dev.txt\n"
+        "[testenv:py33]\ndeps =\n    -rrequirements/3.3/requirements-dev.txt\n"
+        "[testenv:pypy3]\ndeps = pypy-only\n[testenv:py3]\ndeps = py3-dep\n"
+        f"[testenv:py{sys.version_info[0]}{sys.version_info[1]}-extra]\ndeps = this-python-dep\n"
+    )
+    got = layout(
+        {
+            "tox.ini": tox,
+            "requirements-dev.txt": "pytest >= 3.0\nfreezegun\n",
+            "requirements/3.3/requirements-dev.txt": "pytest<3.3\nfreezegun<0.3.11\n",
+        }
+    )
+    assert got.requirements == ("pytest >= 3.0", "freezegun", "py3-dep", "this-python-dep")
+    assert toxenvs.other_python("testenv:py27", (3, 11)) and toxenvs.other_python("testenv:py312", (3, 11))
+    assert not toxenvs.other_python("testenv:py311-django", (3, 11))
+    assert not toxenvs.other_python("testenv:pytest", (3, 11))  # not a version: read as before
 
 
 SETUP_CFG = "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
@@ -315,6 +340,12 @@ def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
     pins = ["attrs==20.3.0", "py==1.10.0", "pytest==6.2.2", "colorama; platform_system == 'Windows'"]
     assert pininstall.failing_pin(out, pins) == "py==1.10.0"
     assert pininstall.failing_pin(out, ["pytest"]) == ""  # not pinned: nothing to blame
+    # only versions pin: dateutil's `mock ; python_version < '3.0'` made a set of `>=` bounds look
+    # pinned, and a base run that timed out was rebuilt unpinned for nothing
+    assert not pininstall.pins_versions(["mock ; python_version < '3.0'", "pytest >= 3.0", "six"])
+    assert pininstall.pins_versions(["pytest<3.3"]) and pininstall.pins_versions(["six==1.0; os_name == 'x'"])
+    # a bound from above pins too (dateutil's `pytest<3.3`: pytest 3.2.5 dies at import on 3.11)
+    assert pininstall.failing_pin(out, ["pytest<6.3", "six"]) == "pytest<6.3"
 
 
 # ---------------------------------------------------------------- end to end: pins that install, do not run
@@ -362,3 +393,137 @@ def test_a_pinned_set_that_installs_but_does_not_run_is_rebuilt_unpinned(make_re
     notes = [n for n in data["notes"] if n.startswith("Test environment:")]
     assert len(notes) == 1 and "`prv-runbreaker==1.0`: collection failed" in notes[0], data["notes"]
     assert "needs Python < 3.8" in notes[0] and not any(n.startswith("Tests not") for n in data["notes"])
+
+
+# ---------------------------------------------------------------- the unpinned retry, bounded by date
+
+
+class _DatedIndex(http.server.BaseHTTPRequestHandler):
+    """A PEP 691 JSON index with PEP 700 upload times (as pypi.org serves them): prv-dated 1.0 uploaded
+    in 2020 and 2.0 in 2025. It answers only what pip asks for and counts nothing else."""
+
+    files: dict[str, tuple[Path, str]] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.rstrip("/") == "/simple/prv-dated":
+            body = json.dumps(
+                {
+                    "meta": {"api-version": "1.1"},
+                    "name": "prv-dated",
+                    "files": [
+                        {"filename": n, "url": f"/files/{n}", "hashes": {}, "upload-time": t}
+                        for n, (_, t) in self.files.items()
+                    ],
+                }
+            ).encode()
+            kind = "application/vnd.pypi.simple.v1+json"
+        elif self.path.startswith("/files/") and self.path[7:] in self.files:
+            body, kind = self.files[self.path[7:]][0].read_bytes(), "application/octet-stream"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_bound_is_the_base_commits_date_never_before_this_pythons_support():
+    from datetime import datetime, timezone
+
+    utc = timezone.utc
+    flask_2021 = datetime(2021, 5, 21, 15, 4, tzinfo=utc)
+    assert datebound.bound(flask_2021, (3, 8)) == flask_2021  # 3.8 was supported by then
+    assert datebound.bound(flask_2021, (3, 11)) == datetime(2023, 4, 25, tzinfo=utc)  # 3.11.0 + 183 days
+    assert datebound.bound(flask_2021, (3, 99)) is None  # a Python newer than the table: no bound
+    assert datebound.args("pip", flask_2021) == ["--uploaded-prior-to", "2021-05-21T15:04:00Z"]
+    assert datebound.args("uv", flask_2021) == ["--exclude-newer", "2021-05-21T15:04:00Z"]
+
+
+@pytest.mark.slow
+def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(tmp_path, monkeypatch):
+    """A 2021 tree (base commit dated 2024, after this Python's floor) whose pin was left out: the index
+    has prv-dated 2.0 (2025) and 1.0 (2020); the unpinned install takes 1.0, as a resolver would have
+    then, and the environment's note says so. pytest and pip 26 come from the machine's configured index."""
+    from bot.config import build
+    from bot.evidence import pyvenv
+    from bot.progress import Quiet
+
+    files_dir = tmp_path / "files"
+    files_dir.mkdir()
+    _DatedIndex.files = {
+        p.name: (p, t)
+        for p, t in (
+            (_wheel(files_dir, "prv-dated", "1.0"), "2020-01-01T00:00:00Z"),
+            (_wheel(files_dir, "prv-dated", "2.0"), "2025-01-01T00:00:00Z"),
+        )
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DatedIndex)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", f"http://127.0.0.1:{server.server_port}/simple")
+        monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+        tree = {"requirements/tests.in": "prv-dated\n", "requirements/tests.txt": "prv-dated==0.1\n"}
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        for k, v in tree.items():
+            (repo / k).parent.mkdir(parents=True, exist_ok=True)
+            (repo / k).write_text(v)
+        dated = {
+            **os.environ,
+            "GIT_COMMITTER_DATE": "2024-03-01T12:00:00Z",
+            "GIT_AUTHOR_DATE": "2024-03-01T12:00:00Z",
+        }
+        for cmd in (
+            ["init", "-q"],
+            ["add", "-A"],
+            ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        ):
+            subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=dated)
+        sha = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout
+        exe, *_ = pyvenv.build_venv(
+            layout(tree),
+            list(tree),
+            tree.get,
+            tmp_path / "envs",
+            build({}, env={}),
+            Quiet(),
+            repo,
+            sha.strip(),
+            unpinned=True,
+        )
+    finally:
+        server.shutdown()
+    out = subprocess.run(
+        [exe, "-c", "import prv_dated; print(prv_dated.VERSION)"], capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "1.0", out.stderr
+    notes, unpinned = pininstall.built_info(exe)
+    assert unpinned and notes == [
+        "Test environment: the test requirements installed without their pins, as released up to "
+        "2024-03-01 (the base commit's date)."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("requirements", "unpinned", "newer"),
+    [
+        (["six", "pytest >= 3.0; python_version != '3.3'"], False, True),  # dateutil: pytest 9 here
+        (["pytest==7.4.0", "six"], False, False),  # the project's own pytest: its warnings are its own
+        (["pytest==6.2.2"], True, True),  # pins left out
+    ],
+)
+def test_pytests_own_deprecations_are_ignored_where_pytest_may_be_newer_than_the_tests(
+    tmp_path, requirements, unpinned, newer
+):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / ".prereview-complete").write_text(
+        json.dumps({"requirements": requirements, "unpinned": unpinned})
+    )
+    assert pininstall.newer_pytest(str(tmp_path / "bin" / "python")) is newer

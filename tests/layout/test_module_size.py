@@ -13,20 +13,20 @@ LIMIT = 300
 # module -> its length when listed; lower an entry whenever the module shrinks, never raise one
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 591,
-    "bot/evidence/behaviour/prereview_trace.py": 561,
+    "bot/evidence/behaviour/prereview_trace.py": 555,
     "bot/config.py": 507,
     "bot/evidence/behaviour/judge.py": 471,
     "bot/evidence/behaviour/callables.py": 466,
-    "bot/evidence/behaviour/engine.py": 461,
-    "bot/evidence/layouts.py": 376,
+    "bot/evidence/behaviour/engine.py": 428,
+    "bot/evidence/layouts.py": 374,
     "bot/server/forge_session.py": 354,
     "bot/models/llama_cpp.py": 334,
     "bot/evidence/testrun.py": 326,
     "bot/server/app.py": 321,
     "bot/forges/gitlab/api.py": 313,
-    "bot/evidence/projectenv.py": 306,
     "bot/evidence/behaviour/rules.py": 311,
     "bot/server/queue.py": 306,
+    "bot/evidence/projectenv.py": 306,
     "bot/publish/flow.py": 301,
 }
 

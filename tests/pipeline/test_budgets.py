@@ -52,14 +52,28 @@ def test_behaviour_stops_preparing_inputs_at_its_deadline_and_names_what_it_left
     assert "f199" in note or "more" in note
 
 
-def test_files_over_max_file_lines_leave_the_behaviour_stage(make_repo) -> None:
+def test_files_over_max_file_lines_leave_the_model_but_not_the_behaviour_stage(make_repo) -> None:
+    """max_file_lines is a limit of the model's prompt: the behaviour stage runs the changed functions and
+    needs no prompt of the whole file (its own budget bounds it), so a long file is still compared."""
     repo = make_repo({"mod.py": "A = 1\n"}, {"mod.py": "A = 1\n\n\n" + _many_functions(30)})
     change = _change(repo)
     cfg = build({"review": {"max_file_lines": 50}, "tests": "off"}, env={})
     ctx, _ = build_context(change, cfg, progress=Quiet(), model=lambda: None)
-    assert evidence_for(ctx) is None  # nothing left to compare
-    [skipped] = ctx.selection().skipped
+    [skipped] = ctx.selection().skipped  # the model leaves it out, and coverage says why
     assert skipped.path == "mod.py" and "review.max_file_lines" in skipped.reason
+    assert not ctx.selection().files
+    engine = evidence_for(ctx)
+    assert isinstance(engine, BehaviourEvidence)
+    assert {c.qualname for c in engine.targets} == {f"f{i}" for i in range(30)}
+
+
+def test_files_left_out_for_other_reasons_stay_out_of_the_behaviour_stage(make_repo) -> None:
+    repo = make_repo({"vendor/mod.py": "A = 1\n"}, {"vendor/mod.py": "A = 1\n\n\n" + _many_functions(3)})
+    ctx, _ = build_context(
+        _change(repo), build({"tests": "off"}, env={}), progress=Quiet(), model=lambda: None
+    )
+    assert [s.reason for s in ctx.selection().skipped] == ["vendored"]
+    assert evidence_for(ctx) is None
 
 
 class _Counting:

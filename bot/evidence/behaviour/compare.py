@@ -35,6 +35,8 @@ class Call:
     state: tuple[tuple[str, str], ...] = ()  # (name, what it held) of its object arguments, before the
     # call (prereview_probe.state_repr): part of the inputs, so a `self` that head built differently is
     # not compared as the same call
+    pickled: tuple[str, ...] = ()  # its arguments as the tracer pickled them (opaque here: only the
+    # sandboxed harness unpickles them), so the same call can be made again at the other side
 
     def text(self) -> str:
         if self.expr:
@@ -113,9 +115,18 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
             mutated = tuple(sorted((str(k), str(v)) for k, v in rec.get("mutated", {}).items()))
             variant = str(rec.get("variant") or "")
             state = tuple(sorted((str(k), str(v)) for k, v in rec.get("state", {}).items()))
+            pickled = rec.get("pickled") or []
+            pickled = tuple(pickled) if all(isinstance(p, str) for p in pickled) else ()
             for test, seq in rec["at"]:
                 call = Call(
-                    rec["callable"], str(test), args, rec["result"], mutated, variant=variant, state=state
+                    rec["callable"],
+                    str(test),
+                    args,
+                    rec["result"],
+                    mutated,
+                    variant=variant,
+                    state=state,
+                    pickled=pickled,
                 )
                 placed.append((int(seq), call))
         except (KeyError, AttributeError, TypeError, ValueError):
@@ -205,8 +216,16 @@ def differences(
 
 
 def _no_instance(c: Call) -> bool:
-    """A method whose class could not be built without arguments on one side: nothing was called there."""
-    return c.result.get("kind") == "unavailable" and c.result.get("type") == "instance"
+    """A method whose class could not be built without arguments on one side, or a replayed call whose
+    recorded arguments that side could not unpickle: nothing was called there."""
+    return c.result.get("kind") == "unavailable" and c.result.get("type") in ("instance", "replay")
+
+
+def unmatched(base: Iterable[Call], head: Iterable[Call]) -> list[Call]:
+    """Base calls with no head call of the same inputs in the same test (the test is gone or edited at
+    head, or head built the call's `self` differently): what a replay at head can still compare."""
+    h = _keyed(head)
+    return [c for key, c in _keyed(base).items() if key not in h]
 
 
 def reached(calls: Iterable[Call]) -> set[str]:

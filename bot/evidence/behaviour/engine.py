@@ -27,7 +27,7 @@ from .. import testrun
 from ..detect import is_test_path
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, compare, generate, harness, judge, objects
+from . import accounts, compare, generate, harness, judge, objects, replays, said
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -102,6 +102,7 @@ class BehaviourEvidence:
             traced,
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
+            replays=replays.REPLAYS_PER_CALLABLE,
         )
         return self._hook
 
@@ -172,8 +173,11 @@ class BehaviourEvidence:
             if c.key in seen
             for i in [*generate.doctests(c)[:most], *generate.nesting(c)]
         ]
+        # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
+        # built `self` differently): the recorded arguments, `self` included, given to head's code too
+        again = replays.inputs(compare.unmatched(base_calls, head_calls), self.targets, failing)
         new_calls: list[Call] = []
-        if unreached or documented:
+        if unreached or documented or again:
             sandbox = self._sandbox(runs.sandbox)
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
@@ -186,25 +190,31 @@ class BehaviourEvidence:
                     classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
                     deadline=deadline,
                 )
-                for c, why in plan.skipped:
-                    self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 if plan.late:
                     self._left_out(
                         plan.late,
                         f"before {len(plan.late)} of {len(unreached)} changed function(s) got inputs; "
                         "not compared",
                     )
-                inputs = documented + plan.inputs
+                inputs = documented + plan.inputs + again
                 if inputs:
                     progress.message(
                         f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
                         f"at base and head on {len(inputs)} input(s)"
+                        + (f" ({len(again)} replayed from the base run's tests)" if again else "")
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
-                    diffs += more
+                    diffs += [d for d in more if not replays.lacks_new_attribute(d)]
+                replayed = replays.replayed(again, new_calls)
+                for c, why in plan.skipped:
+                    if c.key not in replayed:
+                        self.skipped.append(f"{c.qualname} (reached by no test; {why})")
                 told = {c.key for c, _ in plan.skipped}
-                self.skipped += _not_called([c for c in unreached if c.key not in told], inputs, new_calls)
-        self.notes += _alike(
+                self.skipped += said.not_called(
+                    [c for c in unreached if c.key not in told], inputs, new_calls
+                )
+                self.notes += replays.note(self.targets, replayed)
+        self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not x.variant and not edited(x.origin)],
             failing,
@@ -396,49 +406,6 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
-
-
-def _alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
-    """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
-    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
-    counts = {c.key: 0 for c in same}
-    for x in calls:
-        if x.callable in counts and x.origin not in failing:
-            counts[x.callable] += 1
-    alike = [c for c in same if counts[c.key]]
-    only = [c for c in same if not counts[c.key]]
-    out = []
-    if alike:
-        names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
-        n = sum(counts[c.key] for c in alike)
-        out.append(
-            f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
-            "that pass at head"
-        )
-    if only:
-        names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
-        out.append(f"behaviour: {names} not compared: only tests that fail at head reach it")
-    return out
-
-
-def _not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
-    """What was not compared, and why, for each callable no test reaches whose generated calls gave no
-    result either (its class could not be built, its calls did not run): said every time, never silent."""
-    out = []
-    planned = {i.callable for i in inputs}
-    for c in unreached:
-        mine = [x for x in calls if x.callable == c.key]
-        if any(x.result.get("kind") != "unavailable" for x in mine):
-            continue
-        if mine:
-            r = mine[0].result
-            why = f"it could not be called: {r.get('message') or r.get('type')}"
-        elif c.key in planned:
-            why = "its generated calls did not run"
-        else:
-            why = "no input could be built"
-        out.append(f"{c.qualname} (reached by no test; {why})")
-    return out
 
 
 def _replayable(e: judge.Example) -> bool:

@@ -36,6 +36,8 @@ class Input:
     builds: tuple[tuple[str, str], ...] = ()  # (name, module path) of the project classes its args build
     report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
     nesting: bool = False  # a context manager used inside itself, the module state seen at each step
+    pickled: tuple[str, ...] = ()  # a call from the tests, replayed: its arguments as the tracer pickled them
+    shown: tuple[tuple[str, str], ...] = ()  # a replayed call's arguments as the tests' run showed them
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
@@ -184,8 +186,7 @@ def _given_line(name: str, params: tuple[str, ...], line: str, below: list[str])
 
 
 def _expected(text: str) -> str | None:
-    """The repr of a stated result: a literal, `true`/`false`/`null` as docstrings spell them, the last
-    value of `1 + 9 = 10`, without a trailing comment or full stop."""
+    """A stated result's repr: a literal (`true`/`null` too), `1 + 9 = 10`'s last value; no comment, stop."""
     candidates = [text.rstrip(".,;"), text.split(" #", 1)[0].rstrip(".,;")]
     if " = " in text:
         candidates.append(text.rsplit(" = ", 1)[1].rstrip(".,;"))
@@ -499,8 +500,7 @@ def plan(
     classes: dict[str, ProjectClass] | None = None,
     deadline: float | None = None,
 ) -> Plan:
-    """Inputs for each target: doctests, then Hypothesis, boundary values and model proposals. Targets
-    still waiting when `deadline` (time.monotonic) passes are left out, in `Plan.late`."""
+    """Each target's doctest, Hypothesis, boundary and model inputs; past `deadline`, in `Plan.late`."""
     out = Plan()
     asked = 0
     for n, c in enumerate(targets):

@@ -1,11 +1,11 @@
 """Host side of the sandboxed runs: the tracer hook for the test runs, and calls on generated inputs.
 
-The scripts that run inside the sandbox (`prereview_probe.py`, `prereview_trace.py`,
-`prereview_harness.py`) and their specs are given to each run in a bot-owned folder shown read-only, and
-the results come back through a second one (sandbox/exchange.py): never through the scratch tree, where
-the change (or its tests, while they run) could plant a symlink. Nothing of `bot` is importable there.
-Each side runs from its own `git archive` copy, with a clean environment, no network, the sandbox's
-memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
+The scripts that run inside the sandbox (`SCRIPTS`: the tracer `prereview_trace.py`, the harness
+`prereview_harness.py` and the modules they import) and their specs are given to each run in a bot-owned
+folder shown read-only, and the results come back through a second one (sandbox/exchange.py): never
+through the scratch tree, where the change (or its tests, while they run) could plant a symlink. Nothing
+of `bot` is importable there. Each side runs from its own `git archive` copy, with a clean environment, no
+network, the sandbox's memory and process caps, a per-call timeout and PYTHONHASHSEED=0.
 """
 
 from __future__ import annotations
@@ -24,7 +24,13 @@ from .callables import Changed
 from .compare import Call
 from .generate import Input
 
-SCRIPTS = ("prereview_probe.py", "prereview_trace.py", "prereview_harness.py")
+SCRIPTS = (
+    "prereview_probe.py",
+    "prereview_fork.py",
+    "prereview_trace.py",
+    "prereview_calls.py",
+    "prereview_harness.py",
+)
 
 
 def _scripts() -> tuple[tuple[str, str], ...]:
@@ -46,9 +52,11 @@ def trace_hook(
     per_test: int = PER_TEST,
     max_repr: int = 400,
     variants: int = 0,
+    replays: int = 0,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
-    and for the first `variants` inputs of each the same call with an argument wrapped (see the plugin)."""
+    for the first `variants` inputs of each the same call with an argument wrapped, and for the first
+    `replays` the call's arguments pickled, to be made again at the other side (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -58,6 +66,7 @@ def trace_hook(
         "per_test": per_test,
         "max_repr": max_repr,
         "variants": variants,
+        "replays": replays,
     }
     return testrun.RunHook(
         files=(*_scripts(), ("trace.json", json.dumps(spec, sort_keys=True))),
@@ -76,7 +85,9 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
     for i, inp in enumerate(inputs):
         path, qual = paths[inp.callable]
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
-        if inp.nesting:
+        if inp.pickled:
+            call["pickled"] = list(inp.pickled)
+        elif inp.nesting:
             call["nesting"] = True
         elif inp.doctest:
             call["doctest"] = [list(x) for x in inp.doctest]
@@ -192,4 +203,6 @@ def run_inputs_in(
 
 
 def _args(inp: Input) -> tuple[tuple[str, str], ...]:
+    if inp.shown:
+        return inp.shown
     return tuple((str(i), a) for i, a in enumerate(inp.args)) + inp.kwargs

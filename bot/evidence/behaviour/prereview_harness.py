@@ -12,6 +12,12 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
   {"id": "4", "path": "pkg/m.py", "qualname": "f", "doctest": [["f(10)", "[2, 3]\\n"], ...]}
       the callable's own docstring examples, run in order in a copy of the module's namespace; with
       "report": [2, 5] only those examples' results are written (the others are their setup)
+  {"id": "8", "path": "pkg/m.py", "qualname": "C.m", "pickled": ["eJy…", "…"]}
+      a call the tests made at the other side, replayed: its positional and keyword arguments (`self`
+      first for a method; a constructor's without it) as the tracer pickled them, unpickled here with
+      this side's classes. The result is what it returns (an iterator it returns: its first items) and
+      what it changes in `self` and the other arguments; arguments this side cannot unpickle are
+      "unavailable" ("replay"), not a result
   {"id": "7", "path": "pkg/m.py", "qualname": "cm", "nesting": true}
       a context manager used inside itself; the result is the project's module state (simple global
       values of cm's module and of the project modules whose functions it calls) before the outer
@@ -23,8 +29,6 @@ interpreter is the first one without a line. A call longer than `timeout` second
 from __future__ import annotations
 
 import ast
-import importlib
-import importlib.util
 import json
 import os
 import random
@@ -32,6 +36,7 @@ import signal
 import sys
 from typing import Any
 
+import prereview_calls as calls
 import prereview_probe as probe
 
 ROOT = os.getcwd()
@@ -45,38 +50,8 @@ def _alarm(signum: int, frame: Any) -> None:
     raise CallTimeout()
 
 
-def _module(path: str) -> Any:
-    rel = path[:-3] if path.endswith(".py") else path
-    for base in ("", "src/", "lib/"):
-        if rel.startswith(base) and base:
-            name = rel[len(base) :].replace("/", ".")
-            root = os.path.join(ROOT, base.rstrip("/"))
-        elif not base:
-            name, root = rel.replace("/", "."), ROOT
-        else:
-            continue
-        if root not in sys.path:
-            sys.path.insert(0, root)
-        try:
-            return importlib.import_module(name[: -len(".__init__")] if name.endswith(".__init__") else name)
-        except ImportError:
-            continue
-    spec = importlib.util.spec_from_file_location(os.path.basename(rel), os.path.join(ROOT, path))
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _resolve(mod: Any, qualname: str) -> Any:
-    obj = mod
-    for part in qualname.split("."):
-        if part == "<locals>":
-            raise AttributeError(f"{qualname} is a nested function")
-        obj = getattr(obj, part)
-    return obj
+def _module_at(path: str) -> Any:
+    return calls.module(path, ROOT)
 
 
 def _timed(fn: Any, timeout: float) -> tuple[dict[str, Any], bool]:
@@ -106,7 +81,7 @@ def _value(text: str, builds: dict[str, str]) -> Any:
 
 def _build(node: ast.AST, builds: dict[str, str]) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builds:
-        cls = getattr(_module(builds[node.func.id]), node.func.id)
+        cls = getattr(_module_at(builds[node.func.id]), node.func.id)
         args = [_build(a, builds) for a in node.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: _build(k.value, builds) for k in node.keywords if k.arg}
         return cls(*args, **kwargs)
@@ -167,7 +142,7 @@ def _observe(mods: list[str]) -> dict[str, str]:
 def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     random.seed(0)
     try:
-        fn = _resolve(_module(call["path"]), call["qualname"])
+        fn = calls.resolve(_module_at(call["path"]), call["qualname"])
     except BaseException as exc:  # noqa: BLE001 (an import that fails is a result too)
         return [
             {
@@ -203,6 +178,8 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 continue
             out.append({"id": f"{call['id']}.{k}", "expr": src, "want": want, "result": result})
         return out
+    if "pickled" in call:
+        return [_replay(call, timeout)]
     builds = call.get("builds") or {}
     values: list[Any] = []
 
@@ -216,13 +193,13 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         return [{"id": call["id"], "result": {"kind": "unavailable", "type": "input", "message": why}}]
     args, kwargs = values
     if call["qualname"].endswith(".__init__"):  # a constructor: its effect is the object it builds
-        owner = _resolve(sys.modules[fn.__module__], call["qualname"].rsplit(".", 1)[0])
+        owner = calls.resolve(sys.modules[fn.__module__], call["qualname"].rsplit(".", 1)[0])
         return [_construct(call["id"], owner, args, kwargs, timeout)]
     subjects: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
     if call.get("instance"):
         owner = call["qualname"].rsplit(".", 1)[0]
         box: list[Any] = []
-        made, ok = _timed(lambda: box.append(_resolve(sys.modules[fn.__module__], owner)()), timeout)
+        made, ok = _timed(lambda: box.append(calls.resolve(sys.modules[fn.__module__], owner)()), timeout)
         if not ok:
             why = f"{owner}() failed: {made.get('type', made.get('kind'))}"
             return [{"id": call["id"], "result": {"kind": "unavailable", "type": "instance", "message": why}}]
@@ -234,6 +211,29 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     after = {k: _shown(a) for k, a in subjects.items()}
     mutated = {k: r for k, r in after.items() if r != before[k]}
     return [{"id": call["id"], "result": result, "mutated": mutated}]
+
+
+def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A recorded call made again on this side's code, with the recorded arguments (see the docstring)."""
+    box: list[Any] = []
+    # unpickling runs the project's code (its classes' __setstate__): timed too
+    made, ok = _timed(lambda: box.append(calls.unpickle(call["pickled"])), timeout)
+    if not ok:
+        why = probe.normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
+        return {"id": call["id"], "result": {"kind": "unavailable", "type": "replay", "message": why}}
+    pos, kw = box[0]
+    mod = _module_at(call["path"])
+    qual = call["qualname"]
+    if qual.endswith(".__init__"):
+        return _construct(call["id"], calls.resolve(mod, qual.rsplit(".", 1)[0]), pos, kw, timeout)
+    fn = calls.raw(mod, qual)
+    subjects = {**{str(i): a for i, a in enumerate(pos)}, **kw}
+    if "." in qual and pos:
+        subjects["self"] = subjects.pop("0")
+    before = {k: _shown(a) for k, a in subjects.items()}
+    result, _ = _timed(lambda: calls.items(fn(*pos, **kw), ROOT, LIMIT), timeout)
+    after = {k: _shown(a) for k, a in subjects.items()}
+    return {"id": call["id"], "result": result, "mutated": {k: r for k, r in after.items() if r != before[k]}}
 
 
 def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:

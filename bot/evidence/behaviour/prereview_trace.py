@@ -30,22 +30,33 @@ Line-break variants (same budget): the call made again with a str or bytes argum
 A check that rejected it at base and lets it through at head has lost its guard against header and log
 injection (a regex anchored with `$` instead of `\\Z` is the usual way).
 
+Replays (`"replays": N`, the first N distinct inputs per callable): the call's arguments, `self` among
+them, pickled as they were when the call started (zlib, base64, in chunks; at most `MAX_PICKLE` bytes),
+so the review can give the same objects to the other side's code (`prereview_harness.py`, `pickled`):
+a base call whose test is gone or edited at head, or whose `self` head's tests built differently, is
+still compared. A constructor's half-built `self` is left out (the harness calls the class). Unpickled
+only inside the sandbox; the host passes the text on without reading it.
+
 Events: `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before;
 on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
+import pickle
 import select
 import signal
 import sys
 import time
 import warnings
+import zlib
 from typing import Any
 
+import prereview_fork as fork
 import prereview_probe as probe
 
 _ROOT = os.getcwd()
@@ -76,6 +87,8 @@ class Recorder:
         self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given variants
         self.n_variants = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
+        self.replays = int(spec.get("replays", 0))
+        self._pickled: dict[str, set[str]] = {}  # callable -> the inputs already pickled
 
     # -------------------------------------------------------------- which code is a target
 
@@ -119,10 +132,40 @@ class Recorder:
                 "_objs": args,
                 "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
+            if self.replays:
+                self._pickle(frame, key, self._open[id(frame)])
             if self.variants and self.n_variants < self.max_variants:
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
             self._busy = False
+
+    # -------------------------------------------------------------- replays
+
+    def _pickle(self, frame: Any, key: str, rec: dict[str, Any]) -> None:
+        """The call's positional and keyword arguments pickled into `rec["pickled"]` (a constructor's
+        without its `self`), for the first `replays` distinct inputs of the callable."""
+        done = self._pickled.setdefault(key, set())
+        if len(done) >= self.replays:
+            return
+        sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
+        if sig in done:
+            return
+        qual = key.split("::", 1)[1]
+        call = _call_of(frame, qual)
+        if call is None:
+            return
+        _, _, pos, kw = call
+        if qual.endswith(".__init__"):
+            pos = pos[1:]
+        try:
+            data = zlib.compress(pickle.dumps((pos, kw), protocol=4), 6)
+        except Exception:  # noqa: BLE001 (a lock, a lambda, an open file: not picklable, not replayed)
+            return
+        if len(data) > MAX_PICKLE:
+            return
+        done.add(sig)
+        text = base64.b64encode(data).decode("ascii")
+        rec["pickled"] = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
 
     # -------------------------------------------------------------- wrapped variants
 
@@ -181,7 +224,7 @@ class Recorder:
     ) -> dict[str, Any] | None:
         """{"result", "mutated"} of fn(*pos, **kw) run in a forked child; None if it hung or died."""
         before = {n: probe.safe_repr(v, _ROOT, self.limit) for n, v in watched.items()}
-        offsets = _offsets()
+        offsets = fork.offsets()
         r, w = os.pipe()
         with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process (a test may error)
             warnings.simplefilter("ignore")
@@ -189,7 +232,7 @@ class Recorder:
         if pid == 0:  # the child: never returns
             try:
                 os.close(r)
-                _isolate(w, self.variant_timeout)
+                fork.isolate(w, self.variant_timeout)
                 try:
                     result = probe.return_record(fn(*pos, **kw), _ROOT, self.limit)
                 except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
@@ -225,7 +268,7 @@ class Recorder:
             except OSError:
                 pass
             os.waitpid(pid, 0)
-            _restore(offsets)
+            fork.restore(offsets)
         try:
             out = json.loads(b"".join(chunks))
         except ValueError:
@@ -289,6 +332,8 @@ def _arguments(frame: Any) -> dict[str, Any]:
 
 
 MAX_HUNG = 2
+MAX_PICKLE = 24_000  # bytes of a call's compressed pickle
+CHUNK = 3_900  # characters per string of it (the host cuts longer strings it reads back)
 
 
 class Proxy:
@@ -383,57 +428,6 @@ def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str
     if code.co_flags & 0x08:
         kw.update(loc.get(code.co_varnames[i], {}))
     return obj, names, pos, kw
-
-
-def _fds() -> list[int]:
-    try:
-        return [int(x) for x in os.listdir("/proc/self/fd")]
-    except (OSError, ValueError):
-        return []
-
-
-def _offsets() -> dict[int, int]:
-    out = {}
-    for fd in _fds():
-        try:
-            out[fd] = os.lseek(fd, 0, os.SEEK_CUR)
-        except OSError:
-            continue  # not seekable (a pipe, a socket, a tty) or closed since listed
-    return out
-
-
-def _restore(offsets: dict[int, int]) -> None:
-    for fd, at in offsets.items():
-        try:
-            os.lseek(fd, at, os.SEEK_SET)
-        except OSError:
-            continue
-
-
-def _isolate(keep: int, seconds: float) -> None:
-    """In the forked child: no tracing, quiet standard streams, no shared socket or pipe but `keep`, no
-    file grown, and killed by an alarm if the parent's kill does not come."""
-    import resource
-    import stat
-
-    sys.settrace(None)
-    sys.setprofile(None)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    for fd in _fds():
-        if fd in (keep, 0, 1, 2, null):
-            continue
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
-                os.close(fd)
-        except OSError:
-            continue
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    signal.alarm(int(seconds) + 2)
 
 
 # ---------------------------------------------------------------- the two event sources

@@ -1,0 +1,51 @@
+"""What the behaviour engine says of the changed callables it found no difference in: compared and alike,
+reached only by failing tests, or not called at all, and why. "Nothing found" is never silent."""
+
+from __future__ import annotations
+
+from .callables import Changed
+from .compare import Call
+from .generate import Input
+
+
+def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
+    """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
+    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
+    counts = {c.key: 0 for c in same}
+    for x in calls:
+        if x.callable in counts and x.origin not in failing:
+            counts[x.callable] += 1
+    alike = [c for c in same if counts[c.key]]
+    only = [c for c in same if not counts[c.key]]
+    out = []
+    if alike:
+        names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
+        n = sum(counts[c.key] for c in alike)
+        out.append(
+            f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
+            "that pass at head"
+        )
+    if only:
+        names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
+        out.append(f"behaviour: {names} not compared: only tests that fail at head reach it")
+    return out
+
+
+def not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
+    """What was not compared, and why, for each callable no test reaches whose generated calls gave no
+    result either (its class could not be built, its calls did not run): said every time, never silent."""
+    out = []
+    planned = {i.callable for i in inputs}
+    for c in unreached:
+        mine = [x for x in calls if x.callable == c.key]
+        if any(x.result.get("kind") != "unavailable" for x in mine):
+            continue
+        if mine:
+            r = mine[0].result
+            why = f"it could not be called: {r.get('message') or r.get('type')}"
+        elif c.key in planned:
+            why = "its generated calls did not run"
+        else:
+            why = "no input could be built"
+        out.append(f"{c.qualname} (reached by no test; {why})")
+    return out
