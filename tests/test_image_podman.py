@@ -11,6 +11,7 @@ CAP_SYS_RESOURCE and with hybrid cgroups: `--runtime runc --ulimit nofile=N:N --
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -38,7 +39,20 @@ def _podman() -> list[str]:
         pytest.skip("podman is not installed (apt-get install podman); the image is tested by CI's image job")
     if subprocess.run(["podman", "image", "exists", IMAGE], capture_output=True).returncode != 0:
         pytest.skip(f"image {IMAGE} is not built here: scripts/image-local.sh")
-    return ["podman", "run", "--rm", *shlex.split(os.environ.get("PREREVIEW_PODMAN_FLAGS", ""))]
+    argv = ["podman", "run", "--rm", *shlex.split(os.environ.get("PREREVIEW_PODMAN_FLAGS", ""))]
+    if why := _cannot_start(tuple(argv)):
+        pytest.skip(
+            f"podman cannot start a container on this host ({why}); set PREREVIEW_PODMAN_FLAGS, e.g. "
+            "'--runtime runc --ulimit nofile=20000:20000 --ulimit nproc=4096:4096'"
+        )
+    return argv
+
+
+@functools.cache
+def _cannot_start(argv: tuple[str, ...]) -> str:
+    """Why the host's podman cannot run the image at all ("" when it can): a host setting, not the image."""
+    proc = subprocess.run([*argv, IMAGE, "true"], capture_output=True, text=True, timeout=120)
+    return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
 
 
 def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
