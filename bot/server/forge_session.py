@@ -1,5 +1,5 @@
 """What a worker needs from a forge for one PR: fetch, react, reply, publish, pause; GitHub and GitLab here,
-Gitea/Forgejo in gitea_session.py.
+Gitea/Forgejo in gitea_session.py, Bitbucket in bitbucket_session.py; sessions.py picks one per job.
 
 Sessions are built per job from the server's own settings (API URL, token); nothing in an event or a
 comment can point them elsewhere.
@@ -16,7 +16,7 @@ from ..change.checkout import checkout, push, read_file
 from ..change.diff import Diff, parse
 from ..config import Config
 from ..jobs.job import Job
-from ..jobs.session import ForgeSession, HeadBranch
+from ..jobs.session import HeadBranch
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
 from .secrets import Secrets
 
@@ -325,30 +325,3 @@ def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:
         return forge.access_level(job.author_id) >= DEVELOPER
 
     return check
-
-
-def _gitea_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
-    from .gitea_session import GiteaSession
-
-    return GiteaSession(job, cfg, secrets)
-
-
-def _bitbucket_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
-    from .bitbucket_session import BitbucketSession
-
-    return BitbucketSession(job, cfg, secrets)
-
-
-SESSIONS: dict[str, Any] = {
-    "github": GitHubSession,
-    "gitlab": GitLabSession,
-    "gitea": _gitea_session,
-    "bitbucket": _bitbucket_session,
-}
-
-
-def open_session(job: Job, cfg: Config, secrets: Secrets) -> ForgeSession:
-    factory = SESSIONS.get(job.forge)
-    if factory is None:
-        raise PrereviewError(f"unknown forge '{job.forge}'; use one of {', '.join(SESSIONS)}")
-    return factory(job, cfg, secrets)  # type: ignore[no-any-return]

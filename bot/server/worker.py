@@ -18,11 +18,11 @@ from ..pipeline.run import LazyModel
 from ..progress import Quiet
 from ..render.escape import text as _escape
 from . import jobdirs
-from .forge_session import open_session
 from .masking import MaskedLazyModel, MaskedSession, Masking
 from .pool import die_with_parent
 from .queue import JobQueue, make_huey, make_storage
 from .secrets import Secrets
+from .sessions import open_session
 from .state import ServerState
 
 log = logging.getLogger("prereview.worker")
