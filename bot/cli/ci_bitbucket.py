@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import PrereviewError
-from .ci import Echo
+from .ci_jobs import Echo
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "

@@ -20,8 +20,8 @@ import click
 from ..forges.github.ci import Job, plan
 from ..jobs import chatops
 from ..types import PrereviewError
-from .ci import Echo, need_env
 from .ci_env import sandbox_off, trust_checkout
+from .ci_jobs import Echo, need_env
 
 
 def run(
@@ -139,7 +139,7 @@ def _command(
     from ..jobs.job import Job as JobRecord
     from ..server.forge_session import GitHubSession
     from ..server.secrets import Secrets
-    from .ci import CheckedOut, dispatch
+    from .ci_jobs import CheckedOut, dispatch
 
     kind = "help" if command.name == "ask" and not command.question else command.name
     record = JobRecord(

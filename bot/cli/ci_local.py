@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..types import PrereviewError
-from .ci import Echo, dispatch
 from .ci_env import sandbox_off, trust_checkout
+from .ci_jobs import Echo, dispatch
 
 
 def gitlab(
