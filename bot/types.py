@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -237,3 +238,15 @@ class Review:
     def highest(self) -> str | None:
         ranks = [severity_rank(f.severity) for f in self.findings]
         return SEVERITIES[max(ranks)] if ranks else None
+
+
+Check = Callable[[Path], tuple[bool, str]]  # a patched head tree -> (ok, evidence or reason)
+
+
+@dataclass(frozen=True)
+class BehaviourResult:
+    """What the behaviour stage (evidence/behaviour_stage.py) leaves for the later stages and the summary."""
+
+    compared: int  # changed callables compared at base and head (0 without a sandbox)
+    ran: bool  # False: there were callables to compare and no sandbox to run them in
+    recheck: Callable[[Finding], Check | None]  # a finding -> the check a patch of it must pass

@@ -9,26 +9,11 @@ applies to patches of its findings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-
 from ..change.repo_secrets import MaskedPrompts
 from ..models.base import Model
 from ..pipeline.context import ReviewContext
-from ..types import Finding
+from ..types import BehaviourResult, Finding
 from .behaviour.engine import BehaviourEvidence
-
-Check = Callable[[Path], tuple[bool, str]]  # a patched head tree -> (ok, evidence or reason)
-
-
-@dataclass(frozen=True)
-class BehaviourResult:
-    """What the behaviour stage leaves for the stages after it and the summary."""
-
-    compared: int  # changed callables compared at base and head (0 without a sandbox)
-    ran: bool  # False: there were callables to compare and no sandbox to run them in
-    recheck: Callable[[Finding], Check | None]  # a finding -> the check a patch of it must pass
 
 
 def evidence_for(ctx: ReviewContext) -> BehaviourEvidence | None:

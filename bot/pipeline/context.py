@@ -18,12 +18,21 @@ from ..change.diff import Diff
 from ..config import Config
 from ..models import Model
 from ..progress import Progress
-from ..types import BehaviourChange, ChangeRequest, Coverage, Finding, Review, Skipped, Stats, Walkthrough
+from ..types import (
+    BehaviourChange,
+    BehaviourResult,
+    ChangeRequest,
+    Coverage,
+    Finding,
+    Review,
+    Skipped,
+    Stats,
+    Walkthrough,
+)
 from .selection import Selection, select
 
 if TYPE_CHECKING:  # the stages' own records; the stages import this module
     from ..evidence.behaviour.engine import BehaviourEvidence
-    from ..evidence.behaviour_stage import BehaviourResult
     from ..evidence.runs import TestRuns
 
 FileReader = Callable[[str], "str | None"]
