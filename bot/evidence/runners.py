@@ -160,10 +160,16 @@ def _pytest_assertion(out: str, test: str) -> str:
 
 
 def _go_assertion(out: str, test: str) -> str:
-    m = re.search(rf"^\s*--- FAIL: {re.escape(test)} \(.*?\)$\n((?:\s{{4,}}.*\n?)+)", out, re.M)
+    """`go test` prints a test's log lines after its `--- FAIL:` line; `go test -v` between its
+    `=== RUN` and its `--- FAIL:` line."""
+    name = re.escape(test)
+    m = re.search(rf"^\s*--- FAIL: {name} \(.*?\)$\n((?:\s{{4,}}.*\n?)+)", out, re.M) or re.search(
+        rf"^=== RUN\s+{name}$\n((?:(?!=== RUN|--- FAIL: {name} ).*\n)*?)\s*--- FAIL: {name} \(", out, re.M
+    )
     if not m:
         return ""
-    lines = [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and not ln.strip().startswith("--- ")]
+    lines = [ln.strip() for ln in m.group(1).splitlines() if re.match(r"^\s+\S+\.go:\d+: ", ln)]
+    lines = lines or [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and "--- " not in ln]
     return " / ".join(lines[:3])
 
 

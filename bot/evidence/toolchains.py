@@ -133,8 +133,10 @@ def _go_fetch(go: str, tree: Path, d: Path, timeout: float, dirs: Sequence[str] 
 
 
 def _go_argv(go: str, argv: list[str]) -> tuple[str, ...]:
-    """`go test ./...`, or for modules below the root one `go test ./...` in each module's folder
-    (arguments appended later — a rerun's `-run` — reach every one of them through "$@")."""
+    """`go test -v ./...`, or for modules below the root one `go test -v ./...` in each module's folder
+    (arguments appended later — a rerun's `-run` — reach every one of them through "$@"). `-v` prints
+    one `--- PASS:` line per test, so a run counts its passing tests (without it, only packages)."""
+    argv = _verbose(argv)
     dirs = _go_dirs(argv)
     if not dirs:
         return (go, *argv[1:])
@@ -142,6 +144,13 @@ def _go_argv(go: str, argv: list[str]) -> tuple[str, ...]:
     loop = " ".join(shlex.quote(x) for x in dirs)
     script = f'st=0; for d in {loop}; do (cd "$d" && go test {flags} ./... "$@") || st=1; done; exit $st'
     return ("sh", "-c", script.replace("  ", " "), "sh")
+
+
+def _verbose(argv: list[str]) -> list[str]:
+    """`go test …` with `-v` (per-test results) unless it already asks for them or for JSON."""
+    if argv[1:2] != ["test"] or any(a in ("-v", "-json", "-v=true") for a in argv[2:]):
+        return argv
+    return [argv[0], "test", "-v", *argv[2:]]
 
 
 def _go_run(go: str, argv: list[str], d: Path, key: str) -> ProjectEnv:

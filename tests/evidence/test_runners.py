@@ -134,6 +134,17 @@ def test_go_modules_below_the_root_get_their_tests_found():
     assert detect_command(["go.mod", "sub/go.mod"], {}.get, Config()) == ["go", "test", "./..."]
 
 
+def test_go_runs_verbose_so_each_passing_test_counts():
+    assert _go_argv("go", ["go", "test", "./..."]) == ("go", "test", "-v", "./...")
+    assert _go_argv("go", ["go", "test", "-json", "./..."]) == ("go", "test", "-json", "./...")
+    assert "go test -v ./..." in _go_argv("go", ["go", "test", "./api/..."])[2]
+    out = "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n    b_test.go:9: got 1 want 2\n"
+    out += "--- FAIL: TestB (0.00s)\n=== RUN   TestC\n=== RUN   TestC/x\n--- PASS: TestC (0.00s)\n"
+    out += "    --- PASS: TestC/x (0.00s)\nFAIL\nFAIL\tex\t0.01s\n"
+    parsed = parse_output(out)
+    assert (parsed["passed"], parsed["failed"], parsed["failing"]) == (3, 1, ("TestB",))
+
+
 # ---------------------------------------------------------------- end to end: `prereview review`
 
 
