@@ -30,6 +30,7 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What an environment build (outside the sandbox) may see of the host: proxies, index and CA settings.
 BUILD_PASS = re.compile(
     r"^(HOME|LANG|LC_ALL|TZ|PATH|TMPDIR|XDG_CACHE_HOME|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|"
+    r"NODE_EXTRA_CA_CERTS|"
     r"(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy|PIP_.*|UV_.*|npm_config_.*|GOPROXY|GOPRIVATE|"
     r"GONOSUMDB|GOFLAGS|CARGO_REGISTRIES_.*|RUSTUP_HOME|CARGO_HOME|MAVEN_OPTS|JAVA_HOME)$"
 )

@@ -354,7 +354,7 @@ class Toolchain:
 
 
 _MANIFESTS = {
-    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json"),
+    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock"),
     "go": ("go.mod", "go.sum", "go.work", "go.work.sum"),
     "rust": ("Cargo.toml", "Cargo.lock", "rust-toolchain", "rust-toolchain.toml"),
     "maven": ("pom.xml",),

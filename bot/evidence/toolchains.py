@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..progress import Progress
-from . import layouts
+from . import layouts, nodepm
 from .envbase import (
     SANDBOX_PATH,
     EnvError,
@@ -79,13 +79,20 @@ def _toolroot(tool: str) -> str:
 
 
 def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
-    ci = (tree / "package-lock.json").exists() or (tree / "npm-shrinkwrap.json").exists()
-    step = ["ci"] if ci else ["install"]
-    run_build(
-        [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=tree,
-        timeout=timeout,
-        env={"npm_config_cache": str(d / "npm-cache")},
+    pm = nodepm.manager(lambda p: (tree / p).read_text() if (tree / p).is_file() else None)
+    if pm.name != "npm":  # pnpm or yarn 1: the project's own manager and lockfile
+        nodepm.fetch(npm, pm, tree, d, timeout)
+    else:
+        ci = (tree / "package-lock.json").exists() or (tree / "npm-shrinkwrap.json").exists()
+        step = ["ci"] if ci else ["install"]
+        run_build(
+            [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=tree,
+            timeout=timeout,
+            env={"npm_config_cache": str(d / "npm-cache")},
+        )
+    (d / "manager").write_text(
+        pm.spec.split("@")[0] if pm.spec else f"npm{'; ' + pm.note if pm.note else ''}"
     )
     if (tree / "node_modules").is_dir():
         shutil.move(str(tree / "node_modules"), str(d / "node_modules"))
@@ -96,7 +103,10 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
 
 def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
     node = shutil.which("node") or npm
-    bins = dict.fromkeys([str(Path(npm).parent), str(Path(node).parent)])
+    pm = nodepm.bin_dir(d)  # pnpm or yarn, when the project uses one: its scripts call it
+    bins = dict.fromkeys([*([str(pm)] if pm.is_dir() else []), str(Path(npm).parent), str(Path(node).parent)])
+    how = (d / "manager").read_text().strip() if (d / "manager").is_file() else "npm"
+    step = "npm ci" if how == "npm" else how if how.startswith("npm") else f"{how} install"
     return ProjectEnv(
         "toolchain",
         (npm, *argv[1:]),
@@ -109,7 +119,7 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         },
         ro_paths=tuple(dict.fromkeys([str(d), _toolroot(npm), _toolroot(node)])),
         links={"node_modules": str(d / "node_modules")},
-        describe=f"node_modules {d} (npm ci, offline)",
+        describe=f"node_modules {d} ({step}, offline)",
     )
 
 

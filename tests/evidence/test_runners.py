@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from bot.cli.root import cli
 from bot.config import Config
-from bot.evidence import envnotes, layouts, projectenv, runners
+from bot.evidence import envnotes, layouts, nodepm, projectenv, runners
 from bot.evidence.breakage import compare
 from bot.evidence.detect import detect_command
 from bot.evidence.envbase import first_build_error
@@ -198,6 +198,70 @@ def test_a_node_test_project_with_a_failing_base_test_gets_the_broken_test_named
     assert not any("Tests not" in n for n in data["notes"]), data["notes"]
 
 
+PNPM_LOCK = """lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .: {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "want"),
+    [
+        ({"package.json": '{"packageManager": "pnpm@9.15.0+sha512.abc"}'}, ("pnpm", "pnpm@9.15.0")),
+        ({"package.json": "{}", "pnpm-lock.yaml": "lockfileVersion: '6.0'\n"}, ("pnpm", "pnpm@8")),
+        ({"package.json": "{}", "yarn.lock": "# yarn lockfile v1\n"}, ("yarn", "yarn@1")),
+        ({"package.json": "{}", "yarn.lock": "__metadata:\n  version: 6\n"}, ("npm", "")),
+        ({"package.json": '{"packageManager": "yarn@4.1.0"}'}, ("npm", "")),
+        ({"package.json": '{"packageManager": "npm@10.2.0"}', "yarn.lock": ""}, ("npm", "")),
+        ({"package.json": "{}"}, ("npm", "")),
+    ],
+)
+def test_the_projects_own_package_manager_is_the_one_used(files, want):
+    m = nodepm.manager(files.get)
+    assert (m.name, m.spec) == want
+    assert ("Plug'n'Play" in m.note) == (
+        "yarn" in json.dumps(files) and want[0] == "npm" and "npm@" not in json.dumps(files)
+    )
+
+
+@needs_bwrap
+def test_a_pnpm_project_whose_test_script_calls_pnpm_runs_its_tests(make_repo, tmp_path, monkeypatch):
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node/npm not installed")
+    probe = subprocess.run(
+        ["npm", "view", "pnpm@9.15.0", "version"], capture_output=True, text=True, timeout=60
+    )
+    if probe.returncode != 0:
+        pytest.skip("the npm registry is not reachable (pnpm is fetched from it)")
+    pkg = {
+        "name": "calc",
+        "version": "1.0.0",
+        "packageManager": "pnpm@9.15.0",
+        "scripts": {"test": "pnpm run unit", "unit": "node --test test/"},
+    }
+    calc = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
+    repo = make_repo(
+        {
+            "package.json": json.dumps(pkg),
+            "pnpm-lock.yaml": PNPM_LOCK,
+            "test/calc.test.js": NODE_TESTS,
+            "calc.js": calc,
+        },
+        {"calc.js": calc.replace("a + b", "a - b")},
+    )
+    data = _review(repo, tmp_path, monkeypatch)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    assert [(f["path"], f["line"]) for f in broken] == [("calc.js", 1)], data
+    assert "calc > adds numbers" in broken[0]["message"], broken[0]["message"]
+    assert not any("Tests not" in n or "pnpm: not found" in n for n in data["notes"]), data["notes"]
+
+
 def test_a_go_tree_with_modules_below_the_root_is_tested_or_says_why(make_repo, tmp_path, monkeypatch):
     calc = "package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"
     test = (
@@ -223,3 +287,12 @@ def test_a_go_tree_with_modules_below_the_root_is_tested_or_says_why(make_repo, 
     else:
         assert [(f["path"], f["line"]) for f in broken] == [("calc/calc.go", 4)], data
         assert "TestAdd: calc_test.go:7: Add(2, 3) = -1, want 5" in broken[0]["message"]
+
+
+def test_builds_see_the_hosts_node_ca_bundle_and_never_its_tokens(monkeypatch):
+    from bot.evidence.envbase import build_env
+
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/corp.pem")  # a TLS-intercepting proxy's CA
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    env = build_env()
+    assert env["NODE_EXTRA_CA_CERTS"] == "/etc/ssl/certs/corp.pem" and "GITHUB_TOKEN" not in env
