@@ -845,6 +845,14 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("report", help="figures of existing JSONL files")
     p.add_argument("files", type=Path, nargs="+")
     p.add_argument("--half", choices=("tuning", "check", "all"), default="all", help=half_help)
+    p.add_argument(
+        "--severity",
+        action="append",
+        default=[],
+        metavar="RULE=LEVEL",
+        help="what if: score the recorded findings of RULE at LEVEL (a calibration from recorded runs "
+        "without re-running them; e.g. behaviour/unexplained=medium); repeat for each",
+    )
     args = ap.parse_args(argv)
     if args.cmd == "build":
         cmd_build(args)
@@ -852,7 +860,19 @@ def main(argv: list[str] | None = None) -> None:
         cmd_run(args)
     else:
         rows = [json.loads(x) for f in args.files for x in f.read_text().splitlines() if x.strip()]
-        print(report(rows, args.half))
+        print(report(reranked(rows, dict(s.split("=", 1) for s in args.severity)), args.half))
+
+
+def reranked(rows: list[dict[str, Any]], levels: dict[str, str]) -> list[dict[str, Any]]:
+    """The rows with each finding of a rule in `levels` scored at that severity instead (what-if)."""
+    if not levels:
+        return rows
+
+    def move(f: dict[str, Any]) -> dict[str, Any]:
+        level = levels.get(str(f.get("rule_id")))
+        return f if level is None else {**f, "severity": level, "rank": _rank(level)}
+
+    return [{**r, "findings": [move(f) for f in r.get("findings", [])]} for r in rows]
 
 
 if __name__ == "__main__":

@@ -163,6 +163,20 @@ def test_scoring() -> None:
     assert not got["tests_flagged"] and not got["base_usable"]
 
 
+def test_a_rule_rescored_at_another_severity_changes_only_its_findings() -> None:
+    case = {"kind": "hidden", "files": ["src/requests/core.py"], "truth_lines": [10], "test_files": []}
+    low = _f(
+        10, severity_rank=1, source="behaviour", rule_id="behaviour/unexplained", evidence="f(1): 2 -> 3"
+    )
+    other = _f(10, severity_rank=1, source="model", rule_id="model")
+    row = {**case, "findings": [low, other]}
+    assert not rw.score(row, row["findings"], [])["detected"]
+    (moved,) = rw.reranked([row], {"behaviour/unexplained": "medium"})
+    assert rw.score(moved, moved["findings"], [])["detected"]
+    assert moved["findings"][1] == other and row["findings"][0] == low  # others and the input untouched
+    assert rw.reranked([row], {}) == [row]
+
+
 def _cases(projects: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
     """Synthetic cases: per project, (fix commits, ordinary commits); a fix gives a hidden and a kept case."""
     out = []
