@@ -52,10 +52,11 @@ RUN mkdir -p /opt/prereview-cache/models \
 # --- runtime: no compilers, a non-root user ------------------------------------------------------------
 FROM ${BASE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-# libgomp1: llama.cpp's CPU backend (libggml-cpu*.so) is built with OpenMP; bubblewrap: the test sandbox
+# libgomp1: llama.cpp's CPU backend (libggml-cpu*.so) is built with OpenMP; bubblewrap: the test sandbox;
+# tini: PID 1 (the ENTRYPOINT below)
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap git libgomp1 ca-certificates \
+ && apt-get install -y --no-install-recommends bubblewrap git libgomp1 ca-certificates tini \
  && if ! command -v python3 >/dev/null; then apt-get install -y --no-install-recommends python3; fi \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --uid 10001 --user-group --create-home --shell /bin/bash prereview
@@ -75,4 +76,10 @@ RUN prereview --version && semgrep --version >/dev/null && bwrap --version \
  && if [ -n "${PREREVIEW_MODEL}" ]; then python -m bot.cli.ci_smoke "${PREREVIEW_MODEL}"; \
     else python -c "from bot.models.llama_cpp import load_backends; assert load_backends()"; fi
 WORKDIR /workspace
+# tini as PID 1: a review starts test runners, scanners and git, and their orphans (a test's daemon, a killed
+# pytest's workers) are reparented to PID 1, which must reap them or they stay zombies for the container's
+# life; -g sends a runner's SIGTERM (a cancelled job, `docker stop`) to the whole process group, so the
+# review and everything it started stop at once. The command (CMD, a job's script, `docker run IMAGE cmd`)
+# runs under it unchanged: GitLab's and Jenkins' shells, Actions' `docker://` args.
+ENTRYPOINT ["/usr/bin/tini", "-g", "--"]
 CMD ["prereview", "--help"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -69,3 +70,15 @@ def test_the_runtime_loads_llama_cpp_as_a_non_root_user() -> None:
     assert user and user[1].split(":")[0] not in ("0", "root")
     assert "bot.cli.ci_smoke" in runtime  # the smoke test loads the model and generates
     assert not re.search(r"(?m)^ENV[^\n]*(\\\n[^\n]*)*PREREVIEW_MODEL=", runtime), "would override configs"
+
+
+def test_tini_is_pid_1_and_signals_the_whole_process_group() -> None:
+    """Orphans of a review (a test's daemon, a killed runner's workers) are reparented to PID 1, which must
+    reap them; a job's SIGTERM reaches everything the review started (-g). The podman test runs it."""
+    runtime = _stages()[-1]
+    installs = re.findall(r"apt-get install [^\n]*", runtime)
+    assert any(re.search(r"\btini\b", line) for line in installs), installs  # Debian's, /usr/bin/tini
+    [entry] = re.findall(r"(?m)^ENTRYPOINT (.*)$", DOCKERFILE.read_text())
+    assert json.loads(entry) == ["/usr/bin/tini", "-g", "--"]  # exec form: tini itself is PID 1, not sh
+    [cmd] = re.findall(r"(?m)^CMD (.*)$", runtime)
+    assert json.loads(cmd)[0] == "prereview"  # the command runs under tini unchanged

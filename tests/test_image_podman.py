@@ -1,7 +1,8 @@
 """The container image itself (the Dockerfile, built by scripts/image-local.sh) run with podman: a non-root
-user, llama.cpp and the baked model load and generate, and the Gitea example's step (`docker://IMAGE` with
-`args: prereview gitea`, run as Actions runs a container step: the workspace and the event file mounted,
-the image's own user) posts a review against the emulated Gitea from inside the container.
+user, tini as PID 1 reaping orphaned zombies, llama.cpp and the baked model load and generate, and the
+Gitea example's step (`docker://IMAGE` with `args: prereview gitea`, run as Actions runs a container step:
+the workspace and the event file mounted, the image's own user) posts a review against the emulated Gitea
+from inside the container.
 
 Skipped, with the reason, where podman or the built image is absent (CI's `image` job builds and runs the
 image with docker instead). PREREVIEW_TEST_IMAGE names the image (default localhost/prereview:local);
@@ -64,6 +65,33 @@ def test_the_image_runs_as_its_non_root_user() -> None:
     assert proc.returncode == 0, proc.stderr
     uid, gid, cache, _version = proc.stdout.split("\n", 3)
     assert (uid, gid, cache) == ("10001", "10001", "/opt/prereview-cache")
+
+
+# Leaves an orphan (sh backgrounds `sleep 0.3` and exits: the sleep is reparented to PID 1), waits until it
+# has exited, and prints how many zombies remain and PID 1's command line.
+ORPHAN = """
+import glob, os, time
+os.system("sh -c 'sleep 0.3 &'")
+time.sleep(2)
+def state(path):
+    try:
+        return open(path).read()
+    except OSError:
+        return ""
+print(sum("State:\\tZ" in state(p) for p in glob.glob("/proc/[0-9]*/status")))
+print(open("/proc/1/cmdline").read().replace("\\0", " ").strip())
+"""
+
+
+def test_pid_1_is_tini_and_reaps_orphaned_zombies() -> None:
+    proc = run(IMAGE, "python", "-c", ORPHAN)
+    assert proc.returncode == 0, proc.stderr
+    zombies, pid1 = proc.stdout.splitlines()
+    assert pid1.startswith("/usr/bin/tini -g -- python") and zombies == "0", proc.stdout
+    # the check itself: without tini, python is PID 1, never waits for the orphan, and it stays a zombie
+    bare = run("--entrypoint", "", IMAGE, "python", "-c", ORPHAN)
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout.splitlines()[0] == "1", bare.stdout
 
 
 @pytest.mark.slow
