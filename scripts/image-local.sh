@@ -19,7 +19,9 @@
 # PREREVIEW_LLAMA_WHEEL (a llama-cpp-python wheel of the Dockerfile's version, built on a machine like this
 # one: put in /wheels of a local BUILD_BASE, where the Dockerfile's llama stage finds it and compiles
 # nothing. The image then holds that wheel, not the portable build a release compiles; for trying the
-# image where the compile takes too long, e.g. a busy 2-core machine: ~7 min idle, over 1 h under load).
+# image where the compile takes too long, e.g. a busy 2-core machine: ~7 min idle, over 1 h under load;
+# that base is tagged by the wheel's sha256 and made once, so a rebuild with the same wheel reuses every
+# layer that did not change).
 # Podman in a container may need `--runtime runc` (crun refuses hybrid cgroups) and, without
 # CAP_SYS_RESOURCE, ulimits at or below the host's (`--ulimit nofile=N:N --ulimit nproc=M:M`); pass them as
 # arguments (and to `podman run`).
@@ -54,11 +56,20 @@ args=(--format docker --network host --build-arg "BASE=$base")
 if [ -n "${PREREVIEW_LLAMA_WHEEL:-}" ]; then
   wheel="$(cd "$(dirname "$PREREVIEW_LLAMA_WHEEL")" && pwd)/$(basename "$PREREVIEW_LLAMA_WHEEL")"
   [ -f "$wheel" ] || { say "PREREVIEW_LLAMA_WHEEL: no such file: $wheel"; exit 2; }
-  build_base="$base-wheel"
-  say "BUILD_BASE $build_base: $base with $(basename "$wheel") in /wheels (the llama stage compiles nothing)"
-  ctr="$(buildah from "$base")"
-  buildah copy "$ctr" "$wheel" "/wheels/$(basename "$wheel")" >/dev/null
-  buildah commit --rm "$ctr" "$build_base" >/dev/null
+  # Tagged by the wheel's sha256 and the base's image ID, made once: a commit is a new image ID every
+  # time, which would rebuild every stage after it; the same wheel on the same base reuses the tag, so
+  # podman's layer cache holds and a rebuild redoes only what changed.
+  wheel_sha="$(sha256sum "$wheel" | cut -d' ' -f1)"
+  key="$(printf '%s %s' "$(podman image inspect --format '{{.Id}}' "$base")" "$wheel_sha" | sha256sum | cut -c1-16)"
+  build_base="$base-wheel-$key"
+  if podman image exists "$build_base"; then
+    say "BUILD_BASE $build_base: made before for this wheel (sha256 $wheel_sha) and base"
+  else
+    say "BUILD_BASE $build_base: $base with $(basename "$wheel") in /wheels (the llama stage compiles nothing)"
+    ctr="$(buildah from "$base")"
+    buildah copy "$ctr" "$wheel" "/wheels/$(basename "$wheel")" >/dev/null
+    buildah commit --rm "$ctr" "$build_base" >/dev/null
+  fi
   args+=(--build-arg "BUILD_BASE=$build_base")
 fi
 if [ -n "${PREREVIEW_MODEL+set}" ]; then
