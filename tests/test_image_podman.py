@@ -5,7 +5,8 @@ the workspace and the event file mounted, the image's own user) posts a review a
 from inside the container.
 
 Skipped, with the reason, where podman or the built image is absent (CI's `image` job builds and runs the
-image with docker instead). PREREVIEW_TEST_IMAGE names the image (default localhost/prereview:local);
+image with docker instead). PREREVIEW_TEST_IMAGE names the image (default localhost/prereview:local),
+PREREVIEW_TEST_IMAGE_NOMODEL the -nomodel one (default localhost/prereview:local-nomodel);
 PREREVIEW_PODMAN_FLAGS adds `podman run` flags a host needs (podman inside a container without
 CAP_SYS_RESOURCE and with hybrid cgroups: `--runtime runc --ulimit nofile=N:N --ulimit nproc=M:M`).
 """
@@ -28,6 +29,7 @@ from bot.render.markdown import SUMMARY_MARKER
 from tests.gitea.conftest import BASE, HEAD, PR, SCRIPTED, rev
 
 IMAGE = os.environ.get("PREREVIEW_TEST_IMAGE", "localhost/prereview:local")
+NOMODEL = os.environ.get("PREREVIEW_TEST_IMAGE_NOMODEL", "localhost/prereview:local-nomodel")
 WORKFLOW = (
     Path(__file__).resolve().parents[1] / "examples" / "gitea" / ".gitea" / "workflows" / "prereview.yml"
 )
@@ -35,13 +37,14 @@ WORKFLOW = (
 pytestmark = pytest.mark.docker
 
 
-def _podman() -> list[str]:
+def _podman(image: str = IMAGE) -> list[str]:
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (apt-get install podman); the image is tested by CI's image job")
-    if subprocess.run(["podman", "image", "exists", IMAGE], capture_output=True).returncode != 0:
-        pytest.skip(f"image {IMAGE} is not built here: scripts/image-local.sh")
+    if subprocess.run(["podman", "image", "exists", image], capture_output=True).returncode != 0:
+        how = "PREREVIEW_MODEL= scripts/image-local.sh" if image == NOMODEL else "scripts/image-local.sh"
+        pytest.skip(f"image {image} is not built here: {how}")
     argv = ["podman", "run", "--rm", *shlex.split(os.environ.get("PREREVIEW_PODMAN_FLAGS", ""))]
-    if why := _cannot_start(tuple(argv)):
+    if why := _cannot_start(tuple(argv), image):
         pytest.skip(
             f"podman cannot start a container on this host ({why}); set PREREVIEW_PODMAN_FLAGS, e.g. "
             "'--runtime runc --ulimit nofile=20000:20000 --ulimit nproc=4096:4096'"
@@ -50,9 +53,9 @@ def _podman() -> list[str]:
 
 
 @functools.cache
-def _cannot_start(argv: tuple[str, ...]) -> str:
+def _cannot_start(argv: tuple[str, ...], image: str) -> str:
     """Why the host's podman cannot run the image at all ("" when it can): a host setting, not the image."""
-    proc = subprocess.run([*argv, IMAGE, "true"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*argv, image, "true"], capture_output=True, text=True, timeout=120)
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
 
 
@@ -68,7 +71,7 @@ def test_the_image_runs_as_its_non_root_user() -> None:
 
 
 # Leaves an orphan (sh backgrounds `sleep 0.3` and exits: the sleep is reparented to PID 1), waits until it
-# has exited, and prints how many zombies remain and PID 1's command line.
+# has exited, and prints how many zombies remain and PID 1's first four arguments.
 ORPHAN = """
 import glob, os, time
 os.system("sh -c 'sleep 0.3 &'")
@@ -79,7 +82,7 @@ def state(path):
     except OSError:
         return ""
 print(sum("State:\\tZ" in state(p) for p in glob.glob("/proc/[0-9]*/status")))
-print(open("/proc/1/cmdline").read().replace("\\0", " ").strip())
+print(" ".join(open("/proc/1/cmdline").read().split("\\0")[:4]))
 """
 
 
@@ -87,7 +90,7 @@ def test_pid_1_is_tini_and_reaps_orphaned_zombies() -> None:
     proc = run(IMAGE, "python", "-c", ORPHAN)
     assert proc.returncode == 0, proc.stderr
     zombies, pid1 = proc.stdout.splitlines()
-    assert pid1.startswith("/usr/bin/tini -g -- python") and zombies == "0", proc.stdout
+    assert pid1 == "/usr/bin/tini -g -- python" and zombies == "0", proc.stdout
     # the check itself: without tini, python is PID 1, never waits for the orphan, and it stays a zombie
     bare = run("--entrypoint", "", IMAGE, "python", "-c", ORPHAN)
     assert bare.returncode == 0, bare.stderr
@@ -101,6 +104,27 @@ def test_the_image_loads_its_baked_model_and_generates() -> None:
     proc = run("--network", "none", IMAGE, "python", "-m", "bot.cli.ci_smoke")
     assert proc.returncode == 0, proc.stderr
     assert "generated" in proc.stdout and "error" not in proc.stderr
+
+
+def test_the_nomodel_image_without_a_model_says_how_in_one_line() -> None:
+    """No model baked, none configured, no network: one line naming ci_model or the model settings."""
+    commit = "git -c user.name=t -c user.email=t@t commit -q"
+    script = (
+        f"cd /tmp && git init -q r && cd r && echo 'x = 1' > a.py && git add a.py && {commit} -m a "
+        f"&& echo 'x = 2' > a.py && {commit} -am b && prereview review --base HEAD~1"
+    )
+    proc = subprocess.run(
+        [*_podman(NOMODEL), "--network", "none", NOMODEL, "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(
+        "prereview: error: model 'qwen2.5-coder-1.5b' is not in /opt/prereview-cache/models"
+    )
+    assert "python -m bot.cli.ci_model qwen2.5-coder-1.5b" in line and "Traceback" not in proc.stderr
 
 
 # podman's options that give bubblewrap its user namespaces and an unmasked /proc inside the container

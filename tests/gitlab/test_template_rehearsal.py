@@ -107,6 +107,7 @@ def test_the_defaults_review_in_the_prereview_image(bug_mr: MR, machine, prerevi
         out = first.steps[0].out
         assert "using the image's prereview" in out and "installing" not in out, out
         assert f"{catalog.DEFAULT_MODEL} already in the cache" in out, out  # the image's baked model
+        assert "not baked into the image" not in out, out  # used in place, not fetched again
         _posted_review(fake)
         assert (bug_mr.repo / "gl-code-quality-report.json").is_file()
         posted = len(fake.diff_notes)
@@ -114,6 +115,39 @@ def test_the_defaults_review_in_the_prereview_image(bug_mr: MR, machine, prerevi
         print(second.log)
         assert second.ok, second.log
         assert len(fake.diff_notes) == posted, "nothing posted twice"
+
+
+def test_a_nomodel_image_keeps_the_model_in_the_projects_cache(
+    bug_mr: MR, machine, prereview_image, tmp_path: Path
+) -> None:
+    """The -nomodel image: its cache dir (its ENV) holds no model, so the model goes to the project's cache
+    dir, which the job's cache keeps (here as an earlier run saved it), not into the image's, where every
+    job would fetch it again."""
+    image_cache = tmp_path / "opt-prereview-cache"
+    (image_cache / "models").mkdir(parents=True)
+    nomodel = Image(path=prereview_image.path, env={"PREREVIEW_CACHE_DIR": str(image_cache)})
+    seed_model(tmp_path / "seed", catalog.DEFAULT_MODEL, tmp_path)
+    store = CacheStore(tmp_path / "cache-store")  # a project whose cache holds only the model
+    store.seed_prefix(
+        f"prereview-model-{catalog.DEFAULT_MODEL}-",
+        {p.name: p.resolve() if p.is_symlink() else p for p in (tmp_path / "seed" / "models").iterdir()},
+    )
+    bug_mr.commit({"python_programs/run.py": RISKY})
+    inputs = {"image": f"{IMAGE}-nomodel", "args": f'--config "{_config(tmp_path)}" --fail-level none'}
+    with bug_mr.fake() as fake:
+        project = (machine[0], store, tmp_path / "home")
+        run = _job(bug_mr, fake, project, inputs, {f"{IMAGE}-nomodel": nomodel})
+        print(run.log)
+        assert run.ok, run.log
+        _posted_review(fake)
+    out = run.steps[0].out
+    assert "using the image's prereview" in out and "not baked into the image" in out, out
+    project_models = bug_mr.repo / ".cache" / "prereview" / "models"
+    assert f"{catalog.DEFAULT_MODEL} already in the cache ({project_models}" in out, out
+    assert "assembling" not in out and list((image_cache / "models").iterdir()) == []
+    assert [k.split("::")[0] for k in store.restored if k.startswith("prereview-model-")] == [
+        f"prereview-model-{catalog.DEFAULT_MODEL}-prereview0.1.0"
+    ], store.restored
 
 
 def test_a_python_image_installs_from_the_pinned_source_then_runs_from_the_cache(
