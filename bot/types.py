@@ -28,6 +28,15 @@ class PrereviewError(Exception):
     """A failure the user can fix: printed as one line (with the fix) and exit code 2."""
 
 
+def install_extra(extra: str) -> str:
+    """How to add an extra. `prereview` on the package index is not ours (anyone may register that name),
+    so the hint installs from prereview's source, as README's install section does."""
+    return (
+        f"install the {extra} extra from prereview's source (it is not on PyPI): pip install -e '.[{extra}]' "
+        f"in a checkout, or 'prereview[{extra}] @ git+https://…/prereview@<COMMIT-SHA>' or a release wheel"
+    )
+
+
 class Throttled(PrereviewError):
     """The forge is rate-limiting or unreachable for longer than prereview waits in one go; trying again
     `retry_after` seconds from now may work (the server re-queues the job for then)."""

@@ -92,7 +92,7 @@ def test_ensure_assembles_verifies_and_caches(parts_entry: catalog.CatalogEntry)
 
 def test_checksum_mismatch_is_refused(parts_entry: catalog.CatalogEntry) -> None:
     bad = catalog.CatalogEntry(**{**parts_entry.__dict__, "sha256": "0" * 64})
-    with pytest.raises(PrereviewError, match="sha256 check.*--force-reinstall"):
+    with pytest.raises(PrereviewError, match="sha256 check.*ci_model tiny"):
         catalog.ensure(bad)
     models = catalog.cache_dir() / "models"
     assert not (models / "tiny.gguf").exists() and not list(models.glob("*.partial"))

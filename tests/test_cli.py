@@ -442,4 +442,4 @@ def test_model_extra_missing_is_one_line(make_repo, capsys, cfg_file, monkeypatc
     code, out, err = run_cli(["review", "--repo", str(repo), "--base", "HEAD~", "--config", str(cfg)], capsys)
     line = one_line_error(err)
     assert code == 2 and out == ""
-    assert "pip install 'prereview[model]'" in line and named in line
+    assert "pip install -e '.[model]'" in line and "not on PyPI" in line and named in line

@@ -8,7 +8,7 @@ import pytest
 
 
 def test_the_installed_build_has_a_backend() -> None:
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install prereview[llama]")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install -e '.[llama]'")
     from bot.models.llama_cpp import load_backends
 
     # an ordinary build registers its CPU backend statically; a GGML_BACKEND_DL build gets them loaded

@@ -35,7 +35,7 @@ class _Llm:
 
 
 def _model(llm: _Llm) -> Any:
-    pytest.importorskip("numpy", reason="the llama backend needs numpy: pip install 'prereview[model]'")
+    pytest.importorskip("numpy", reason="the llama backend needs numpy: pip install -e '.[model]'")
     from bot.models.llama_cpp import LlamaCppModel
 
     model = LlamaCppModel.__new__(LlamaCppModel)  # no GGUF: only _prefill runs

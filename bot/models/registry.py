@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 
 from ..config import ModelConfig
-from ..types import PrereviewError
+from ..types import PrereviewError, install_extra
 from .base import Model, ModelError
 
 BACKENDS: dict[str, str] = {
@@ -16,7 +16,7 @@ BACKENDS: dict[str, str] = {
 }
 # What to install when a backend's module cannot be imported (its packages come with an extra).
 INSTALL_HINTS: dict[str, str] = {
-    "llama_cpp": "pip install 'prereview[model]' (or use --api-base with a llama-server)",
+    "llama_cpp": f"{install_extra('model')} (or use --api-base with a llama-server)",
 }
 
 
@@ -30,6 +30,6 @@ def create(cfg: ModelConfig, progress: Callable[[str], None] | None = None) -> M
         factory = getattr(importlib.import_module(module), attr)
     except ImportError as exc:  # an extra not installed (llama_cpp needs numpy and llama-cpp-python)
         missing = exc.name or str(exc)
-        hint = INSTALL_HINTS.get(backend, "pip install 'prereview[model]'")
+        hint = INSTALL_HINTS.get(backend, install_extra("model"))
         raise ModelError(f"the {backend} model backend needs {missing} (not installed); {hint}") from None
     return factory(cfg, progress)  # type: ignore[no-any-return]

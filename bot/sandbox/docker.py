@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SandboxConfig
-from ..types import PrereviewError
+from ..types import PrereviewError, install_extra
 from .base import Bind, RunResult, _Capped
 
 
@@ -37,7 +37,7 @@ class DockerSandbox:
                 import docker
             except ImportError:
                 raise PrereviewError(
-                    "the docker sandbox needs the docker SDK: pip install 'prereview[docker]'"
+                    f"the docker sandbox needs the docker SDK; {install_extra('docker')}"
                 ) from None
             try:
                 self._client = docker.from_env()

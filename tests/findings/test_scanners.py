@@ -139,7 +139,7 @@ def test_scanner_that_raises_missing_is_reported(make_repo, monkeypatch) -> None
     import bot.findings.scanners.bandit as bandit_mod
 
     def gone() -> list[str]:
-        raise ScannerMissing("bandit is not installed; pip install 'prereview[scanners]'")
+        raise ScannerMissing("bandit is not installed; pip install -e '.[scanners]'")
 
     monkeypatch.setattr(bandit_mod, "command", gone)
     repo = make_repo({"app.py": BASE}, {"app.py": HEAD})

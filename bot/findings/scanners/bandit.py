@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import ScannersConfig
-from ...types import Finding
+from ...types import Finding, install_extra
 from . import ScannerMissing, cwe_id, relpath, run_json
 
 _SEVERITY = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
@@ -22,7 +22,7 @@ def command() -> list[str]:
     exe = shutil.which("bandit")
     if exe is None:
         raise ScannerMissing(
-            "bandit is not installed; pip install 'prereview[scanners]' or set scanners.bandit: false"
+            f"bandit is not installed; {install_extra('scanners')}; or set scanners.bandit: false"
         )
     return [exe]
 

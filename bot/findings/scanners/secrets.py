@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...change import redact
 from ...config import ScannersConfig
-from ...types import Finding
+from ...types import Finding, install_extra
 from . import ScannerMissing
 
 # detect-secrets entropy plugins flag hashes and ids all day; the named detectors are the useful part
@@ -17,7 +17,7 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
     try:
         import detect_secrets  # noqa: F401
     except ImportError:
-        raise ScannerMissing("detect-secrets is not installed; pip install 'prereview[scanners]'") from None
+        raise ScannerMissing(f"detect-secrets is not installed; {install_extra('scanners')}") from None
     out: dict[tuple[str, int], Finding] = {}
     for path, text in texts.items():
         hits = [(k, n) for k, n, _ in redact.pattern_hits(text)]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...types import PrereviewError, Throttled
+from ...types import PrereviewError, Throttled, install_extra
 from .. import http
 from ..base import PermissionDenied, Rejected
 
@@ -73,9 +73,7 @@ class GitLabAPI:
             try:
                 import gitlab
             except ImportError:
-                raise PrereviewError(
-                    "python-gitlab is not installed; pip install 'prereview[gitlab]'"
-                ) from None
+                raise PrereviewError(f"python-gitlab is not installed; {install_extra('gitlab')}") from None
             self._gl = gitlab.Gitlab(
                 self.url,
                 private_token=self._token,
