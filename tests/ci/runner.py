@@ -641,22 +641,49 @@ def workflow_job(
     env: Mapping[str, str],
     secrets: Mapping[str, str],
     images: Mapping[str, Image],
+    cache: CacheStore | None = None,
 ) -> JobResult:
     """Run one job of a workflow as act_runner does, for the steps a review job uses: `actions/checkout`
     (the workspace already holds the checkout the test made; its `fetch-depth` must be 0, as prereview
     needs base and head), `uses: docker://IMAGE` (its `args` run in that image, the workspace mounted,
-    the job's and the step's env passed), `run:` (bash on the runner). Anything else is refused."""
+    the job's and the step's env passed), `run:` (bash on the runner), actions/cache/restore and
+    actions/cache/save (one path under the workspace, in `cache`), and the steps' `if:` and `id:` outputs.
+    Anything else is refused."""
     job = workflow["jobs"][job_name]
-    context = {"secrets": dict(secrets), "github": {}, "inputs": {}, "steps": {}, "runner": {}}
+    context: dict[str, Any] = {
+        "secrets": dict(secrets),
+        "github": {},
+        "inputs": {},
+        "steps": {},
+        "runner": {},
+    }
     results: list[StepResult] = []
     for i, step in enumerate(job["steps"]):
         name = step.get("name") or step.get("uses") or f"step {i}"
+        context["__failed__"] = any(r.code for r in results)
+        if not condition(step.get("if"), context):
+            results.append(StepResult(name, ran=False))
+            continue
         step_env = {k: interpolate(v, context) for k, v in (step.get("env") or {}).items()}
         uses = str(step.get("uses", ""))
         if uses.startswith("actions/checkout@"):
             if (step.get("with") or {}).get("fetch-depth") != 0 or not (workspace / ".git").exists():
                 raise Unsupported("only a full-history checkout already in the workspace is emulated")
             results.append(StepResult(name, ran=True))
+            continue
+        if uses.split("@")[0] in ("actions/cache/restore", "actions/cache/save") and cache is not None:
+            with_ = {k: interpolate(v, context) for k, v in (step.get("with") or {}).items()}
+            if with_.get("restore-keys") or len(str(with_["path"]).split()) != 1:
+                raise Unsupported("actions/cache with restore-keys or several paths is not emulated")
+            key, target = str(with_["key"]), workspace / str(with_["path"])
+            outputs = {}
+            if uses.startswith("actions/cache/save"):
+                cache.save(key, target)  # a missing path: a warning, nothing saved
+            else:
+                outputs = {"cache-hit": "true" if cache.restore(key, target) else "false"}
+            results.append(StepResult(name, ran=True, outputs=outputs))
+            if step.get("id"):
+                context["steps"][step["id"]] = {"outputs": outputs, "outcome": "success"}
             continue
         if uses.startswith("docker://"):
             image = images.get(uses[len("docker://") :])
@@ -674,6 +701,4 @@ def workflow_job(
         res = StepResult(name, ran=True, code=proc.returncode, out=proc.stdout + proc.stderr)
         res.seconds = time.monotonic() - started
         results.append(res)
-        if proc.returncode != 0:
-            break
     return JobResult(results, {}, dict(env))
