@@ -6,23 +6,15 @@ own (`OwnLog`: cli/ci_review.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..change.diff import Diff
 from ..config import Config
+from ..forges.base import HeadBranch
 from ..progress import Progress
 from ..types import ChangeRequest, Finding, Review
 from .job import Job
-
-
-@dataclass(frozen=True)
-class HeadBranch:
-    """The PR's source branch, and whether it lives in the PR's own repository (not a fork)."""
-
-    ref: str
-    same_repo: bool
 
 
 class ForgeSession(Protocol):
