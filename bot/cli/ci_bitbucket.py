@@ -23,7 +23,7 @@ from typing import Any
 
 from ..types import PrereviewError
 from .ci_jobs import Echo
-from .ci_review import Outlet, review
+from .ci_review import CiOutlet, review
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
@@ -98,7 +98,7 @@ def run(
         notes = forge.report(head, review, failed=exit_code(review, cfg.review.fail_level) != 0)
         return f"{res.line()}; Code Insights report with {notes} annotation(s)"
 
-    outlet = Outlet(
+    outlet = CiOutlet(
         f"#{job.number}",
         "bitbucket",
         progress,

@@ -18,7 +18,7 @@ from typing import Any
 from ..types import PrereviewError
 from .ci_env import sandbox_off, trust_checkout
 from .ci_jobs import Echo, dispatch
-from .ci_review import Outlet, review
+from .ci_review import CiOutlet, review
 
 
 def gitlab(
@@ -68,7 +68,7 @@ def gitlab(
         res = publish(api, change, review, cfg.gitlab, progress=progress, scope=scope, review_cfg=cfg.review)
         return res.line()
 
-    outlet = Outlet(
+    outlet = CiOutlet(
         f"!{p.mr_iid}",
         "gitlab",
         progress,
@@ -123,7 +123,7 @@ def gitea(
         api = forge(cfg.gitea.timeout, cfg.gitea.retries)
         return publish(api, change, review, cfg.gitea, progress=progress, review_cfg=cfg.review).line()
 
-    outlet = Outlet(
+    outlet = CiOutlet(
         f"#{r.number}",
         "gitea",
         progress,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..change.diff import Diff
 from ..config import Config
@@ -28,10 +28,22 @@ from .ci_jobs import Echo, masking_of, run_job
 Poster = Callable[[ChangeRequest, Review, Diff | None, Config], str]
 
 
+class Outlet(Protocol):
+    """What a CI job does with its review: `publish` it (the CI's own outputs too) and set `code`, the
+    command's exit code; or say why an automatic review was `skipped`."""
+
+    label: str  # how the log names the change: "!7", "#3"
+    progress: Echo
+    code: int
+
+    def skipped(self, why: str) -> None: ...
+    def publish(self, change: ChangeRequest, review: Review, scope: Diff | None, cfg: Config) -> None: ...
+
+
 @dataclass
-class Outlet:
-    """What a CI job does with its review besides posting it: the log lines, the Code Quality report, the
-    exit code. `post` is None when nothing may be posted (`--no-post`, no token): `not_posting` says why."""
+class CiOutlet:
+    """GitLab's, Gitea's and Bitbucket's `Outlet`: the log lines, the Code Quality report, the exit code,
+    and `post`; that is None when nothing may be posted (`--no-post`, no token): `not_posting` says why."""
 
     label: str  # how the log names the change: "!7", "#3"
     command: str  # the CI command, for the skip's hint (`prereview gitlab --force`)
@@ -82,13 +94,18 @@ class CiReview:
     the `Outlet` for the review. A CI job reviews the commit it was started for (a newer push starts its
     own), so the head is not read again. What it posts and logs is masked with `masking`."""
 
-    incremental = False  # an automatic CI review reviews the whole change
-
     def __init__(
-        self, change: ChangeRequest, outlet: Outlet, notes: Iterable[str], masking: Any, kind: str = "PR"
+        self,
+        change: ChangeRequest,
+        outlet: Outlet,
+        notes: Iterable[str],
+        masking: Any,
+        kind: str = "PR",
+        incremental: bool = False,
     ) -> None:
+        """`incremental`: the outlet may publish a review of part of the change (the Action)."""
         self._change, self._outlet, self._notes, self._m = change, outlet, tuple(notes), masking
-        self.kind = kind
+        self.kind, self.incremental = kind, incremental
         self.progress = outlet.progress
 
     def fetch(self) -> ChangeRequest:

@@ -59,7 +59,8 @@ def review(job: Job, forge: ForgeSession, cfg: Config, model: LazyModel, state: 
             reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
             scope = parse(reviewed.diff_text)
             since = last["head"][:12]
-            notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
+            ours = f"Incremental review of what changed since `{since}`; `review` for a full one."
+            notes = (str(last.get("note") or ours),)  # the state's own words, if it has some
             reviewed, more = workspace.since(reviewed, last["head"], forge.kind)
             notes += more
         result = review_change(

@@ -45,7 +45,8 @@ class ForgeSession(Protocol):
 
 class JobState(Protocol):
     """What jobs remember per PR (`pr_key`): paused, the last reviewed head and its added lines (`/review
-    -i`), the last findings (`/ask`)."""
+    -i`: {"head", "added"}, and "note" where the state words the incremental review's note itself), the
+    last findings (`/ask`)."""
 
     def paused(self, pr_key: str) -> bool: ...
     def set_paused(self, pr_key: str, paused: bool) -> None: ...
