@@ -1,8 +1,9 @@
 """Noise controls every entry point shares: which changes are not reviewed automatically (and why), and
 which findings may become inline comments (`review.filter_mode`, `review.max_comments_per_file`).
 
-The Action (`prereview github`), the GitLab job (`prereview gitlab`) and the webhook worker each call
-`skip_reason` once they know the change and its config; the publishers call `plan_inline`. Findings
+The one review job (`jobs/review.py`), which every automatic review runs through (the CI commands and
+the webhook worker), calls `skip_reason` once it knows the change and its config; the publishers call
+`plan_inline`. Findings
 that may not go inline are never dropped: they are listed in the summary.
 """
 

@@ -2,7 +2,8 @@
 or a comment command answered through the job dispatcher.
 
 Everything Bitbucket-specific is in `bot/forges/bitbucket/` (the CI environment: `ci.py`); this is the
-entry point: review, `publish/flow.py` over `BitbucketForge`, then the Code Insights report. A build a
+entry point: the review through the job dispatcher (`ci_review.py`), posted with `publish/flow.py` over
+`BitbucketForge`, then the Code Insights report. A build a
 `pr:comment:added` webhook triggered (PREREVIEW_BITBUCKET_EVENT) runs the comment's command on the
 worker's own session (`server/bitbucket_session.py`), as `prereview gitlab|gitea` do.
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..types import PrereviewError
 from .ci_jobs import Echo
+from .ci_review import CiOutlet, review
 
 NOT_POSTING = (
     "no token (PREREVIEW_BITBUCKET_TOKEN), so nothing is posted; bind an HTTP access token from a "
@@ -48,14 +50,12 @@ def run(
     force: bool = False,
 ) -> int:
     from ..change import git
-    from ..forges.base import PermissionDenied
     from ..forges.bitbucket import ci
     from ..forges.bitbucket.api import BitbucketApi
     from ..forges.bitbucket.checkout import ensure_commits
     from ..forges.bitbucket.forge import BitbucketForge
-    from ..pipeline.run import exit_code, load_config, review_change
+    from ..pipeline.run import exit_code, load_config
     from ..publish import flow
-    from ..review_filters import skip_message, skip_reason
     from ..types import ChangeRef, ChangeRequest
     from .ci_env import sandbox_off, trust_checkout
 
@@ -88,30 +88,26 @@ def run(
     )
     cfg = load_config(workdir, base, config_file=config_file, overrides=overrides, env=env)
     cfg, sandbox_note = sandbox_off(cfg, env)
-    if not force and (why := skip_reason(change, cfg.review)):
-        progress.message(f"#{job.number}: {skip_message(why, 'run `prereview bitbucket --force`')}")
-        return 0
-    review = review_change(change, cfg, progress=progress)
-    if sandbox_note:
-        review = replace(review, notes=(*review.notes, sandbox_note))
-    code = exit_code(review, cfg.review.fail_level)
-    progress.message(f"{len(review.findings)} finding(s) on Bitbucket pull request #{job.number}")
-    if not post:
-        progress.message("--no-post: nothing posted on the pull request")
-    elif token is None:
-        progress.message(NOT_POSTING)
-    else:
-        try:
-            forge = BitbucketForge(api)
-            opts = flow.Options(max_comments=max_comments(env), file_fallback=True, review=cfg.review)
-            res = flow.publish(forge, change, review, opts, progress=progress)
-            notes = forge.report(head, review, failed=code != 0) if insights_on(env) else 0
-        except PermissionDenied as exc:
-            progress.message(f"could not post on #{job.number}: {exc}")
-        else:
-            report = f"; Code Insights report with {notes} annotation(s)" if insights_on(env) else ""
-            progress.message(f"#{job.number}: {res.line()}{report}")
-    return code
+
+    def posted(change: Any, review: Any, scope: Any, cfg: Any) -> str:
+        forge = BitbucketForge(api)
+        opts = flow.Options(max_comments=max_comments(env), file_fallback=True, review=cfg.review)
+        res = flow.publish(forge, change, review, opts, scope=scope, progress=progress)
+        if not insights_on(env):
+            return res.line()
+        notes = forge.report(head, review, failed=exit_code(review, cfg.review.fail_level) != 0)
+        return f"{res.line()}; Code Insights report with {notes} annotation(s)"
+
+    outlet = CiOutlet(
+        f"#{job.number}",
+        "bitbucket",
+        progress,
+        posted if post and token is not None else None,
+        NOT_POSTING if post else "--no-post: nothing posted on the pull request",
+        where=f" on Bitbucket pull request #{job.number}",
+    )
+    notes = [sandbox_note] if sandbox_note else []
+    return review(change, cfg, outlet, notes=notes, force=force, secrets=[token])
 
 
 def _command(

@@ -1,5 +1,6 @@
-"""`prereview github`'s flow: the Action's event → a review of the PR from the job's checkout, published
-with the step summary, outputs, check run and SARIF; or a comment command through the job dispatcher.
+"""`prereview github`'s flow: the Action's event → a review of the PR from the job's checkout through the
+job dispatcher (`ci_action.py`: published with the step summary, outputs, check run and SARIF); or a
+comment command through the same dispatcher.
 
 Events: pull_request (opened, synchronize, reopened, ready_for_review), pull_request_target (safe mode:
 the PR's code is never checked out or run), issue_comment with a command, workflow_dispatch with a PR
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,11 @@ import click
 from ..forges.github.ci import Job, plan
 from ..jobs import chatops
 from ..types import PrereviewError
+from . import ci_action
 from .ci_env import sandbox_off, trust_checkout
 from .ci_jobs import Echo, need_env
+
+SAFE_MODE = "pull_request_target safe mode: the PR's code was not checked out; tests and sandbox are off."
 
 
 def run(
@@ -111,18 +114,20 @@ def _run(
         if command.name != "review":
             return _command(command, job, cfg, env, api_url, token, None if job.safe else ws)
         since = state.head if command.incremental else None
-    elif state.paused and job.automatic:
-        click.echo("prereview: automatic reviews are paused on this PR (comment /resume to resume)", err=True)
-        return 0
-    return _review(
-        job,
+    notes = [sandbox_note] if sandbox_note else []
+    if job.safe:
+        notes.append(SAFE_MODE)
+    return ci_action.review(
+        job.number,
+        job.automatic,
         cfg,
         forge,
         publisher,
         env,
         since=since,
         state=state,
-        notes=[sandbox_note] if sandbox_note else [],
+        notes=notes,
+        token=token,
     )
 
 
@@ -166,97 +171,3 @@ def _react(api: Any, comment_id: int) -> None:
         api.react(comment_id, "eyes")
     except PermissionDenied:  # a reaction is a courtesy; the command still runs
         click.echo("prereview: cannot react to the command comment (token lacks issues: write)", err=True)
-
-
-def _review(
-    job: Job,
-    cfg: Any,
-    forge: Any,
-    publisher: Any,
-    env: Mapping[str, str],
-    *,
-    since: str | None,
-    state: Any,
-    notes: list[str],
-) -> int:
-    from ..change.diff import parse
-    from ..change.incremental import added_at, new_hunks
-    from ..forges.base import PermissionDenied
-    from ..forges.github import actions
-    from ..forges.github.checks import create_check_run, upload_sarif
-    from ..pipeline.run import exit_code, review_change
-    from ..render.markdown import summary
-    from ..review_filters import skip_message, skip_reason
-    from ..types import ChangeRef, Skipped
-
-    progress = Echo("")
-    change = forge.fetch(ChangeRef("github", forge.api.repo_name, number=job.number))
-    if job.automatic and (why := skip_reason(change, cfg.review)):
-        click.echo(f"prereview: {skip_message(why)}", err=True)
-        actions.append_step_summary(f"### prereview\n\n{skip_message(why)}\n", env)
-        return 0
-    pr_diff = parse(change.diff_text)
-    scope = None
-    reviewed = change
-    notes = list(notes)
-    if job.safe:
-        notes.append(
-            "pull_request_target safe mode: the PR's code was not checked out; tests and sandbox are off."
-        )
-    if since and since != change.head_sha:
-        before = added_at(forge.workspace, change.base_sha, since) if forge.workspace else None
-        if before is None:
-            progress.message(f"incremental review impossible ({since[:12]} not in the checkout): full review")
-        else:
-            reviewed = replace(change, diff_text=new_hunks(change.diff_text, before))
-            scope = parse(reviewed.diff_text)
-            notes.append(
-                f"Incremental review of the commits {since[:12]}..{change.head_sha[:12]}; "
-                "comment `/review` for a full review."
-            )
-    progress.message(
-        f"reviewing {forge.api.repo_name}#{job.number} {change.base_sha[:12]}..{change.head_sha[:12]}"
-    )
-    review = review_change(reviewed, cfg, progress=progress)
-    skipped = tuple(Skipped(p, "GitHub sent no patch (binary or too large)") for p in forge.missing_patches)
-    review = replace(
-        review,
-        notes=review.notes + tuple(notes),
-        coverage=replace(review.coverage, skipped=review.coverage.skipped + skipped),
-    )
-    code = exit_code(review, cfg.review.fail_level)
-    try:
-        result = publisher.publish(review, pr_diff, scope=scope, state=state)
-        progress.message(
-            f"posted {result.posted} comment(s), {result.skipped} already there, {result.in_summary} "
-            f"in the summary, {result.rejected} refused by GitHub, {result.resolved} resolved"
-        )
-        actions.append_step_summary(summary(review, not_inline=review.findings), env)
-    except PermissionDenied as exc:
-        click.echo(f"::warning::{actions.escape_data(f'prereview cannot comment on this PR: {exc}')}")
-        for line in actions.annotation_lines(review.findings):
-            click.echo(line)
-        actions.append_step_summary(summary(review, not_inline=review.findings), env)
-        if cfg.github.fail_on_permission:
-            raise PrereviewError(str(exc)) from None
-    for wanted, name, fn in (
-        (
-            cfg.github.check_run,
-            "check run",
-            lambda: create_check_run(forge.api, review, conclusion="failure" if code else "neutral"),
-        ),
-        (
-            cfg.github.sarif_upload,
-            "SARIF upload",
-            lambda: upload_sarif(forge.api, review, ref=f"refs/pull/{job.number}/head"),
-        ),
-    ):
-        if wanted:
-            try:
-                fn()
-            except PermissionDenied as exc:
-                click.echo(f"::warning::{actions.escape_data(f'prereview {name} skipped: {exc}')}")
-                if cfg.github.fail_on_permission:
-                    raise PrereviewError(str(exc)) from None
-    actions.set_outputs(actions.review_outputs(review), env)
-    return code

@@ -1,6 +1,7 @@
 """What the four CI commands share: one `Echo` (progress on stderr), a job state that remembers nothing
 (`Forgetful`), a session that reads files and commits from the job's checkout (`CheckedOut`), and
-`dispatch`, a comment command through the one job dispatcher (`bot/jobs/run.py`)."""
+`dispatch`, a comment command through the one job dispatcher (`bot/jobs/run.py`); `run_job` is that path
+for a session that masks what it posts itself (the automatic review: `ci_review.py`)."""
 
 from __future__ import annotations
 
@@ -88,20 +89,37 @@ class CheckedOut:
         return self._inner.clone(shas, dest)  # type: ignore[no-any-return]
 
 
+def masking_of(secrets: Iterable[str]) -> Any:
+    """What a CI job masks in everything it posts and asks: its own tokens (whatever their shape), then
+    the secrets of the change it fetches."""
+    from ..server.masking import Masking
+
+    return Masking(frozenset(s for s in secrets if len(s) >= 8))
+
+
 def dispatch(job: Any, session: Any, cfg: Any, secrets: Iterable[str], progress: Echo) -> int:
     """A comment command through the one job dispatcher, everything it posts and asks masked."""
-    from ..jobs import run as jobs
-    from ..pipeline.run import LazyModel
-    from ..server.masking import MaskedLazyModel, MaskedSession, Masking
+    from ..server.masking import MaskedSession
 
-    masking = Masking(frozenset(s for s in secrets if len(s) >= 8))
+    masking = masking_of(secrets)
     forge = MaskedSession(session, masking)
     if job.kind in ("pause", "resume") and job.forge != "github":
         forge.reply(NO_PAUSE.format(kind=job.kind, forge=job.forge.capitalize()), job.comment_id)
         return 0
-    progress.message(f"{job.kind} for {job.repo}#{job.number}")
-    jobs.run(job, forge, cfg, MaskedLazyModel(LazyModel(cfg, progress), masking), state=Forgetful())
+    run_job(job, forge, cfg, masking, progress)
     return 0
+
+
+def run_job(job: Any, forge: Any, cfg: Any, masking: Any, progress: Echo, state: Any = None) -> None:
+    """`job` through `jobs.run` on a session that masks what it posts (`forge`), the model masked too;
+    `state`: what the job remembers, nothing by default (`Forgetful`)."""
+    from ..jobs import run as jobs
+    from ..pipeline.run import LazyModel
+    from ..server.masking import MaskedLazyModel
+
+    progress.message(f"{job.kind} for {job.repo}#{job.number}")
+    model = MaskedLazyModel(LazyModel(cfg, progress), masking)
+    jobs.run(job, forge, cfg, model, state=Forgetful() if state is None else state)
 
 
 NO_PAUSE = (

@@ -1,5 +1,6 @@
-"""`prereview gitlab` and `prereview gitea`'s flow: the job's checkout reviewed (the local git diff
-base..head), the review posted on the MR/PR; or a comment command through the job dispatcher.
+"""`prereview gitlab` and `prereview gitea`: their CI environment → the change of the job's checkout (the
+local git diff base..head) and the job's config, reviewed and posted on the MR/PR through the job
+dispatcher (`ci_review.py`); or a comment command through the same dispatcher.
 
 GitLab: an MR pipeline (`CI_MERGE_REQUEST_IID`, …; the Code Quality report is always written), or a
 pipeline a note webhook triggered (`TRIGGER_PAYLOAD`: a comment command). Gitea/Forgejo Actions: a
@@ -17,6 +18,7 @@ from typing import Any
 from ..types import PrereviewError
 from .ci_env import sandbox_off, trust_checkout
 from .ci_jobs import Echo, dispatch
+from .ci_review import CiOutlet, review
 
 
 def gitlab(
@@ -29,13 +31,9 @@ def gitlab(
     post: bool = True,
     force: bool = False,
 ) -> int:
-    from ..forges.base import PermissionDenied
     from ..forges.gitlab.ci import NOT_POSTING, Pipeline, comment_event, ssl_verify_from, token_from
     from ..forges.gitlab.forge import GitLabForge
-    from ..pipeline.run import exit_code, review_change
     from ..publish.gitlab import publish
-    from ..render.codequality import render_codequality
-    from ..review_filters import skip_message, skip_reason
 
     progress = Echo()
     token = token_from(env)
@@ -62,33 +60,25 @@ def gitlab(
     )
     cfg, sandbox_note = _config(change, config_file, overrides, env)
     report = codequality_path or Path(cfg.gitlab.codequality_path)
-    report = report if report.is_absolute() else p.project_dir / report
-    if not force and (why := skip_reason(change, cfg.review)):
-        report.write_text("[]\n", encoding="utf-8")  # the job's report artifact still exists, empty
-        progress.message(f"!{p.mr_iid}: {skip_message(why, 'run `prereview gitlab --force`')}")
-        return 0
     if not change.diff_text.strip():
         progress.message(f"nothing to review: {base[:12]}..{p.head_sha[:12]} has no changes")
-    review = review_change(change, cfg, progress=progress)
-    if sandbox_note:
-        review = replace(review, notes=(*review.notes, sandbox_note))
-    report.write_text(render_codequality(review), encoding="utf-8")
-    progress.message(f"{len(review.findings)} finding(s); wrote the Code Quality report to {report}")
-    if not post:
-        progress.message("--no-post: nothing posted on the merge request")
-    elif token is None:
-        progress.message(NOT_POSTING)
-    else:
-        try:
-            api = forge(cfg.gitlab.timeout, cfg.gitlab.retries)
-            res = publish(api, change, review, cfg.gitlab, progress=progress, review_cfg=cfg.review)
-        except PermissionDenied as exc:
-            if cfg.gitlab.fail_on_permission:
-                raise
-            progress.message(f"could not post on !{p.mr_iid}: {exc}")
-        else:
-            progress.message(f"!{p.mr_iid}: {res.line()}")
-    return exit_code(review, cfg.review.fail_level)
+
+    def posted(change: Any, review: Any, scope: Any, cfg: Any) -> str:
+        api = forge(cfg.gitlab.timeout, cfg.gitlab.retries)
+        res = publish(api, change, review, cfg.gitlab, progress=progress, scope=scope, review_cfg=cfg.review)
+        return res.line()
+
+    outlet = CiOutlet(
+        f"!{p.mr_iid}",
+        "gitlab",
+        progress,
+        posted if post and token is not None else None,
+        NOT_POSTING if post else "--no-post: nothing posted on the merge request",
+        report=report if report.is_absolute() else p.project_dir / report,
+        fail_on_permission=lambda cfg: bool(cfg.gitlab.fail_on_permission),
+    )
+    notes = [sandbox_note] if sandbox_note else []
+    return review(change, cfg, outlet, notes=notes, force=force, secrets=[token], kind="MR")
 
 
 def gitea(
@@ -100,12 +90,9 @@ def gitea(
     post: bool = True,
     force: bool = False,
 ) -> int:
-    from ..forges.base import PermissionDenied
     from ..forges.gitea.ci import NOT_POSTING, Run, comment_event, token_from
     from ..forges.gitea.forge import GiteaForge
-    from ..pipeline.run import exit_code, review_change
     from ..publish.gitea import publish
-    from ..review_filters import skip_message, skip_reason
 
     progress = Echo()
     token = token_from(env)
@@ -131,28 +118,22 @@ def gitea(
         "gitea", r.repo, r.number, base, head, r.workspace, meta, progress, GiteaForge.checkout
     )
     cfg, sandbox_note = _config(change, config_file, overrides, env)
-    if not force and (why := skip_reason(change, cfg.review)):
-        progress.message(f"#{r.number}: {skip_message(why, 'run `prereview gitea --force`')}")
-        return 0
-    review = review_change(change, cfg, progress=progress)
-    if sandbox_note:
-        review = replace(review, notes=(*review.notes, sandbox_note))
-    progress.message(f"{len(review.findings)} finding(s) on {r.forge} pull request #{r.number}")
-    if not post:
-        progress.message("--no-post: nothing posted on the pull request")
-    elif token is None:
-        progress.message(NOT_POSTING)
-    else:
-        try:
-            api = forge(cfg.gitea.timeout, cfg.gitea.retries)
-            res = publish(api, change, review, cfg.gitea, progress=progress, review_cfg=cfg.review)
-        except PermissionDenied as exc:
-            if cfg.gitea.fail_on_permission:
-                raise
-            progress.message(f"could not post on #{r.number}: {exc}")
-        else:
-            progress.message(f"#{r.number}: {res.line()}")
-    return exit_code(review, cfg.review.fail_level)
+
+    def posted(change: Any, review: Any, scope: Any, cfg: Any) -> str:
+        api = forge(cfg.gitea.timeout, cfg.gitea.retries)
+        return publish(api, change, review, cfg.gitea, progress=progress, review_cfg=cfg.review).line()
+
+    outlet = CiOutlet(
+        f"#{r.number}",
+        "gitea",
+        progress,
+        posted if post and token is not None else None,
+        NOT_POSTING if post else "--no-post: nothing posted on the pull request",
+        where=f" on {r.forge} pull request #{r.number}",
+        fail_on_permission=lambda cfg: bool(cfg.gitea.fail_on_permission),
+    )
+    notes = [sandbox_note] if sandbox_note else []
+    return review(change, cfg, outlet, notes=notes, force=force, secrets=[token])
 
 
 def _checked_out(

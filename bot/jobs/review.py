@@ -22,7 +22,7 @@ from ..types import Throttled
 from . import workspace
 from .job import Job, RunStats
 from .public import scrub_paths
-from .session import ForgeSession, JobState
+from .session import ForgeSession, JobState, OwnLog
 
 log = logging.getLogger("prereview.worker")
 
@@ -47,18 +47,25 @@ def review(job: Job, forge: ForgeSession, cfg: Config, model: LazyModel, state: 
     with tempfile.TemporaryDirectory(prefix="prereview-review-") as tmp:
         ws = workspace.prepare(forge, change, cfg, Path(tmp))
         change = ws.change
+        own_log = forge if isinstance(forge, OwnLog) else None
         if job.auto and (why := skip_reason(change, ws.cfg.review)):
-            log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
+            if own_log is not None:
+                own_log.skipped(why)
+            else:
+                log.info("%s: %s", job.pr_key, skip_message(why, f"comment `/review` on the {forge.kind}"))
             return None
         reviewed, scope, notes = change, None, tuple[str, ...]()
         if last is not None:
             reviewed = replace(change, diff_text=new_hunks(change.diff_text, last["added"]))
             scope = parse(reviewed.diff_text)
             since = last["head"][:12]
-            notes = (f"Incremental review of what changed since `{since}`; `review` for a full one.",)
+            ours = f"Incremental review of what changed since `{since}`; `review` for a full one."
+            notes = (str(last.get("note") or ours),)  # the state's own words, if it has some
             reviewed, more = workspace.since(reviewed, last["head"], forge.kind)
             notes += more
-        result = review_change(reviewed, ws.cfg, model=model)
+        result = review_change(
+            reviewed, ws.cfg, model=model, progress=own_log.progress if own_log is not None else None
+        )
     s = result.stats
     stats = replace(s, seconds_total=round(s.seconds_total + ws.seconds, 3))  # the fetch counts too
     said = tuple(scrub_paths(n) for n in result.notes + ws.notes + notes)  # no server paths on the PR

@@ -1,26 +1,20 @@
 """What a job needs from a forge for one PR (`ForgeSession`) and from the store that remembers its PRs
 (`JobState`). The server's sessions (server/forge_session.py, server/gitea_session.py) and its
-`ServerState` implement them; a job never sees more of either."""
+`ServerState` implement them; a job never sees more of either. A CI job's session also has a log of its
+own (`OwnLog`: cli/ci_review.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..change.diff import Diff
 from ..config import Config
+from ..forges.base import HeadBranch
+from ..progress import Progress
 from ..types import ChangeRequest, Finding, Review
 from .job import Job
-
-
-@dataclass(frozen=True)
-class HeadBranch:
-    """The PR's source branch, and whether it lives in the PR's own repository (not a fork)."""
-
-    ref: str
-    same_repo: bool
 
 
 class ForgeSession(Protocol):
@@ -51,7 +45,8 @@ class ForgeSession(Protocol):
 
 class JobState(Protocol):
     """What jobs remember per PR (`pr_key`): paused, the last reviewed head and its added lines (`/review
-    -i`), the last findings (`/ask`)."""
+    -i`: {"head", "added"}, and "note" where the state words the incremental review's note itself), the
+    last findings (`/ask`)."""
 
     def paused(self, pr_key: str) -> bool: ...
     def set_paused(self, pr_key: str, paused: bool) -> None: ...
@@ -59,3 +54,15 @@ class JobState(Protocol):
     def set_reviewed(self, pr_key: str, head: str, added: dict[str, list[str]], max_bytes: int) -> None: ...
     def last_findings(self, pr_key: str) -> dict[str, Any] | None: ...
     def set_findings(self, pr_key: str, head: str, findings: Iterable[Any], most: int = 40) -> None: ...
+
+
+@runtime_checkable
+class OwnLog(Protocol):
+    """A session with a log of its own (a CI job's): the review's steps, and why an automatic review was
+    skipped, are said there. The server's sessions have none: the worker logs."""
+
+    progress: Progress
+
+    def skipped(self, why: str) -> None:
+        """An automatic review is not run: `why` is `review_filters.skip_reason`'s answer."""
+        ...

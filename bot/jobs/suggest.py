@@ -1,12 +1,15 @@
-"""A verified fix (whole new file texts) -> committable suggestions on the PR's lines, where they fit."""
+"""A verified fix (whole new file texts) -> committable suggestions on the PR's lines, where they fit, and
+posted on a forge that has them (`forges.base.SuggestsFixes`)."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
 
-from ..change.diff import Diff
-from ..types import Finding
+from ..change.diff import Diff, parse
+from ..forges.base import Forge, SuggestsFixes
+from ..render.markdown import fingerprints_in
+from ..types import ChangeRequest, Finding
 
 
 def suggestions(
@@ -48,3 +51,22 @@ def suggestions(
                 )
             )
     return out
+
+
+def post(forge: Forge, number: int, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
+    """The fix as one review of committable suggestions on PR `number`; False when the forge has none or
+    cannot place one of them (the caller posts the patch instead). Suggestions already on the PR (a
+    retried job) are not posted again."""
+    if not isinstance(forge, SuggestsFixes):
+        return False
+    diff = parse(change.diff_text)
+    published = forge.published(number)
+    posted = set(published.listed).union(*(fingerprints_in(c.body) for c in published.comments))
+    placement = forge.placement(change)
+    comments = [placement.on_line(f, diff) for f in findings if f.fingerprint not in posted]
+    if any(c is None for c in comments):
+        return False
+    if not comments:
+        return True  # a retried job: the suggestions are already there
+    body = f"**prereview** · verified fix ({evidence}): commit the suggestions below."
+    return forge.suggest(number, change.head_sha, body, [c for c in comments if c is not None])

@@ -4,7 +4,8 @@ tests in the sandbox) instead of reviewing the diff alone.
 
 One shallow fetch of the two commits (`checkout.checkout`, token in a header only); the repository's
 `.prereview.yml` is then read from it at the base, merged over the server's config as before
-(`repo_config`). What could not be done is said in the review's notes, never left out silently.
+(`repo_config`). What could not be done is said in the review's notes, never left out silently. A CI
+job's session has its checkout and config already (`Prepared`): they are taken as they are.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from ..change import git
 from ..change.checkout import DEPTH
@@ -49,8 +51,19 @@ class Workspace:
     seconds: float  # spent fetching
 
 
+@runtime_checkable
+class Prepared(Protocol):
+    """A session whose change is checked out already and whose config is resolved (a CI job: its own
+    checkout, the CI command's config with `--config` and the command line's overrides): no clone, and
+    the repository's `.prereview.yml` is not merged a second time."""
+
+    def prepared(self, change: ChangeRequest, cfg: Config) -> Workspace: ...
+
+
 def prepare(forge: ForgeSession, change: ChangeRequest, server_cfg: Config, tmp: Path) -> Workspace:
     """Check out base and head under `tmp` (the caller removes it) and resolve the job's config."""
+    if isinstance(forge, Prepared):
+        return forge.prepared(change, server_cfg)
     t0 = time.monotonic()
     try:
         repo = forge.clone([change.base_sha, change.head_sha], tmp / "repo")

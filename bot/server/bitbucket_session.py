@@ -17,7 +17,7 @@ from typing import Any
 from ..change.diff import Diff
 from ..config import Config
 from ..jobs.job import Job
-from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
+from ..types import ChangeRef, ChangeRequest, PrereviewError, Review
 from .forge_session import REPLY_MARKER, HeadBranch, _GitOverHttps, replied_to
 from .secrets import Secrets
 
@@ -126,9 +126,6 @@ class BitbucketSession(_GitOverHttps):
 
     def may_command(self, job: Job) -> bool:
         return bool(job.author) and bool(self.api.may_write(job.author))
-
-    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
-        return False  # no committable suggestions: the fix goes in the reply as a diff
 
     def _git_url(self) -> str:
         from ..forges.bitbucket.api import server_root

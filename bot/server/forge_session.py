@@ -15,8 +15,8 @@ from typing import Any
 from ..change.checkout import checkout, push, read_file
 from ..change.diff import Diff, parse
 from ..config import Config
+from ..forges.base import HeadBranch, OpensDraftFixes
 from ..jobs.job import Job
-from ..jobs.session import HeadBranch
 from ..types import ChangeRef, ChangeRequest, Finding, PrereviewError, Review
 from .secrets import Secrets
 
@@ -29,10 +29,13 @@ def replied_to(bodies: list[str]) -> set[int]:
 
 
 class _GitOverHttps:
-    """clone / base_file / push over the session's git URL, authenticated with its token."""
+    """clone / base_file / push over the session's git URL, authenticated with its token; a fix posted as
+    suggestions, a draft fix's branch and PR through the forge's optional abilities (`forges/base.py`)."""
 
     _git_user: str | None  # None: the token as a bearer token
     _token: str | None
+    job: Job
+    forge: Any  # the `forges.base.Forge` of the job's repository
 
     def _git_url(self) -> str:
         raise NotImplementedError
@@ -45,6 +48,25 @@ class _GitOverHttps:
 
     def push(self, repo: Path, sha: str, branch: str) -> None:
         push(repo, self._git_url(), sha, branch, user=self._git_user, token=self._token)
+
+    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
+        """The fix as committable suggestions where the forge has them; False: the patch goes in the reply."""
+        from ..jobs.suggest import post
+
+        return post(self.forge, self.job.number, change, findings, evidence)
+
+    def _drafts(self) -> OpensDraftFixes:
+        if not isinstance(self.forge, OpensDraftFixes):
+            raise PrereviewError(
+                f"fix branches are not supported on {self.forge.name} (patches.fix_mode: suggest)"
+            )
+        return self.forge
+
+    def head_branch(self) -> HeadBranch:
+        return self._drafts().head_branch(self.job.number)
+
+    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
+        return self._drafts().open_draft(branch, target, title, body)
 
 
 class GitHubSession(_GitOverHttps):
@@ -70,10 +92,15 @@ class GitHubSession(_GitOverHttps):
             )
         return self._api
 
-    def fetch(self) -> ChangeRequest:
+    @property
+    def forge(self) -> Any:
+        """The `GitHubForge` of the job's repository (on the REST client above)."""
         from ..forges.github.forge import GitHubForge
 
-        return GitHubForge(self.api).fetch(ChangeRef("github", self.job.repo, number=self.job.number))
+        return GitHubForge(self.api, bot_logins=self._bots)
+
+    def fetch(self) -> ChangeRequest:
+        return self.forge.fetch(ChangeRef("github", self.job.repo, number=self.job.number))  # type: ignore[no-any-return]
 
     def react(self, comment_id: int) -> None:
         self.api.react(comment_id, "eyes")
@@ -139,52 +166,6 @@ class GitHubSession(_GitOverHttps):
 
     def current_head(self) -> str:
         return str((self.api.request("GET", f"/pulls/{self.job.number}").get("head") or {}).get("sha") or "")
-
-    def head_branch(self) -> HeadBranch:
-        head = self.api.pull(self.job.number).head
-        full_name = head.repo.full_name if head.repo is not None else ""
-        return HeadBranch(head.ref, full_name.lower() == self.job.repo.lower())
-
-    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
-        """A draft PR from `branch` into `target` (both in this repository); its address."""
-        from github import GithubException
-
-        try:
-            pr = self.api.create_pull(
-                {"title": title, "head": branch, "base": target, "body": body, "draft": True}
-            )
-        except GithubException as exc:
-            data = exc.data if isinstance(exc.data, dict) else {}
-            errors = [e.get("message", "") for e in data.get("errors", []) if isinstance(e, dict)]
-            why = "; ".join(x for x in [str(data.get("message", "")), *errors] if x)
-            raise PrereviewError(f"GitHub answered {exc.status} ({why or 'no message'})") from None
-        return str(pr.get("html_url") or "")
-
-    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
-        """Post the fix as one review of committable suggestions; False when GitHub cannot place them."""
-        from github import GithubException
-
-        from ..forges.github.placement import inline_comment
-        from ..publish.github import GitHubPublisher
-
-        diff = parse(change.diff_text)
-        posted = GitHubPublisher(self.api, self.job.number, bot_logins=self._bots).posted()
-        comments = [inline_comment(f, diff) for f in findings if f.fingerprint not in posted]
-        if any(c is None for c in comments):
-            return False
-        if not comments:
-            return True  # a retried job: the suggestions are already there
-        body = f"**prereview** · verified fix ({evidence}): commit the suggestions below."
-        try:
-            self.api.create_review(
-                self.job.number,
-                {"commit_id": change.head_sha, "event": "COMMENT", "body": body, "comments": comments},
-            )
-        except GithubException as exc:
-            if exc.status != 422:
-                raise
-            return False
-        return True
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubSession({self.job.repo!r}#{self.job.number})"
@@ -282,9 +263,6 @@ class GitLabSession(_GitOverHttps):
         """Developer or higher, inherited memberships included (GET /projects/:id/members/all/:user_id)."""
         return job.author_id is not None and self.forge.access_level(job.author_id) >= DEVELOPER
 
-    def suggest(self, change: ChangeRequest, findings: list[Finding], evidence: str) -> bool:
-        return False  # GitLab gets the patch as a diff in the reply
-
     def _git_url(self) -> str:
         from ..forges.gitlab.api import api_root
 
@@ -293,24 +271,6 @@ class GitLabSession(_GitOverHttps):
 
     def current_head(self) -> str:
         return str(self.forge.merge_request(self.job.number).get("sha") or "")
-
-    def head_branch(self) -> HeadBranch:
-        mr = self.forge.merge_request(self.job.number)
-        same = mr.get("source_project_id") == mr.get("target_project_id")
-        return HeadBranch(str(mr.get("source_branch") or ""), same)
-
-    def open_draft(self, branch: str, target: str, title: str, body: str) -> str:
-        """A draft MR ("Draft: " title) from `branch` into `target`; its address."""
-        mr = self.forge.create_merge_request(
-            {
-                "source_branch": branch,
-                "target_branch": target,
-                "title": f"Draft: {title}",
-                "description": body,
-                "remove_source_branch": True,
-            }
-        )
-        return str(mr.get("web_url") or "")
 
 
 def gitlab_access(cfg: Config, secrets: Secrets) -> Callable[[Job], bool]:

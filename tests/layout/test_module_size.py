@@ -19,7 +19,6 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/callables.py": 466,
     "bot/evidence/behaviour/engine.py": 428,
     "bot/evidence/layouts.py": 374,
-    "bot/server/forge_session.py": 327,
     "bot/models/llama_cpp.py": 333,
     "bot/evidence/testrun.py": 326,
     "bot/server/app.py": 321,
