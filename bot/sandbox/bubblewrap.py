@@ -71,10 +71,11 @@ class BubblewrapSandbox:
         total = self.total_mb * MIB
         with limits.cgroups(total, self.cfg.max_processes) as groups:
             # join the cgroups before exec, so every descendant (and the tmpfs pages they fill) is counted
-            cmd = groups.wrap([*self._bwrap_args(cwd, binds), "--", *self._limits(), *argv])
-            scope = [] if groups.memory is not None else limits.systemd_scope(total, self.cfg.max_processes)
+            whole = groups.memory is not None
+            cmd = groups.wrap([*self._bwrap_args(cwd, binds), "--", *self._limits(whole), *argv])
+            scope = [] if whole else limits.systemd_scope(total, self.cfg.max_processes)
             if scope:  # one hierarchy on systemd hosts: the scope replaces our own groups
-                cmd = [*scope, *self._bwrap_args(cwd, binds), "--", *self._limits(), *argv]
+                cmd = [*scope, *self._bwrap_args(cwd, binds), "--", *self._limits(True), *argv]
             self.memory_bound = "cgroup" if groups.memory is not None else "systemd" if scope else "rlimit"
             res = run_process(
                 cmd,
@@ -218,12 +219,20 @@ class BubblewrapSandbox:
                 out.append(p)
         return out
 
-    def _limits(self) -> list[str]:
+    def _limits(self, whole: bool) -> list[str]:
+        """Per-process caps. Where the run's memory is bounded as a whole (`whole`: a cgroup or a systemd
+        scope), a process's cap is on its data (RLIMIT_DATA: heap and private writable mappings), not
+        its address space: a greedy test still gets MemoryError, while reserving address space it
+        does not use works. WebAssembly engines do that (Node reserves ~10 GiB per Wasm memory, and
+        the JVM and Go reserve their heaps); under RLIMIT_AS, `WebAssembly.instantiate()` runs out of
+        memory and a TypeScript project whose tooling uses Wasm cannot run its tests. Without a whole-run
+        bound RLIMIT_AS stays: there it is what bounds shared mappings too."""
         if self._prlimit is None:
             return []
         mem = self.cfg.memory_mb * MIB
         fsize = min(mem, self.cfg.disk_mb * MIB)
-        return [self._prlimit, f"--as={mem}", f"--fsize={fsize}", f"--nproc={self.cfg.max_processes}", "--"]
+        cap = f"--data={mem}" if whole else f"--as={mem}"
+        return [self._prlimit, cap, f"--fsize={fsize}", f"--nproc={self.cfg.max_processes}", "--"]
 
 
 def _watch_all(trees: Sequence[Path], allowance: int) -> Callable[[], str | None]:

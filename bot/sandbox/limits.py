@@ -10,8 +10,9 @@ Memory (`memory_total_mb`, default 2 × `memory_mb`) and processes, first that w
 3. `rlimit`: per process only, RLIMIT_AS `memory_mb` for each of at most `max_processes` processes
    (RLIMIT_NPROC, plus a pids cgroup where one can be made): max_processes × memory_mb in all. The
    sandbox's warning says so, and the review carries it as a note.
-In every case each process also has RLIMIT_AS `memory_mb`, so one greedy test gets MemoryError (a failing
-test) before the total bound kills the run.
+In every case each process also has a cap of `memory_mb`, so one greedy test gets MemoryError (a failing
+test) before the total bound kills the run: RLIMIT_DATA under a cgroup or scope (address space reserved
+and not used, as WebAssembly engines do, is free), RLIMIT_AS in the `rlimit` case.
 
 The writable tree (the work copy) grows by at most `disk_mb`: RLIMIT_FSIZE caps each file, and a watchdog
 measures the tree every WATCH_INTERVAL seconds and kills the run once it is over (a writer can overshoot

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import uuid
 from pathlib import Path
+
+import pytest
 
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 
@@ -151,3 +154,36 @@ def test_own_tmp_is_private(bwrap, work):
     bound = [work.resolve(), *map(Path, bwrap._readonly_paths())]
     visible = {"home"} | {p.parts[2] for p in bound if len(p.parts) > 2 and p.parts[1] == "tmp"}
     assert set(eval(res.stdout)) == visible
+
+
+RESERVE = """import ctypes, ctypes.util, mmap
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+I, L = ctypes.c_int, ctypes.c_long
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, I, I, I, L]
+p = libc.mmap(None, 16 << 30, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+print("reserved" if p not in (None, ctypes.c_void_p(-1).value) else f"refused {ctypes.get_errno()}")
+"""
+
+
+def test_reserved_address_space_is_free_where_the_run_is_bounded_as_a_whole(bwrap, work):
+    """WebAssembly engines (Node), the JVM and Go reserve far more address space than they use; under a
+    whole-run bound a process's cap is on its data, so the reservation works and greed still fails."""
+    if bwrap._probe() == "rlimit":
+        pytest.skip("no cgroup or systemd scope here: RLIMIT_AS is the only bound, and it stays")
+    res = run_py(bwrap, work, RESERVE)
+    assert res.stdout.strip() == "reserved", res.stderr
+    greedy = run_py(bwrap, work, "x = []\nwhile True: x.append(bytearray(50_000_000))\n")
+    assert "MemoryError" in greedy.stderr
+
+
+def test_node_can_instantiate_webassembly_with_memory(bwrap, work):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if bwrap._probe() == "rlimit":
+        pytest.skip("no cgroup or systemd scope here: RLIMIT_AS is the only bound, and it stays")
+    # a module with one memory of one page: V8 reserves its guard region (~10 GiB) for it
+    wasm = "new Uint8Array([0,97,115,109,1,0,0,0,5,3,1,0,1])"
+    code = f"WebAssembly.instantiate({wasm}).then(() => console.log('instantiated'))"
+    res = bwrap.run(["node", "-e", code], cwd=work, timeout=60)
+    assert res.stdout.strip() == "instantiated", res.stderr
