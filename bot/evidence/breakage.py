@@ -38,8 +38,9 @@ def compare(base: TestRun, head: TestRun) -> Breakage | None:
     """What the change broke; None when head is fine or was already failing the same way at base."""
     if head.ok:
         return None
-    if not base.ok and not base.failing:  # base broken as a whole: nothing to compare against
-        return None
+    if not base.ok and not base.failing and not base.passed:  # base broken as a whole: nothing to compare
+        return None  # (a base whose tests passed and then exited non-zero, e.g. a cache it could not
+        # write or a coverage threshold, still says which tests passed)
     new = tuple(t for t in head.failing if t not in set(base.failing))
     if new:
         return Breakage(new, base, head)

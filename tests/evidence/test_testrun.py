@@ -153,6 +153,12 @@ def test_compare_finds_what_the_change_broke():
     assert compare(run(passed=4), run(passed=4)) is None
     assert compare(run(passed=4), run(timed_out=True, rc=-9)).tests == ("(test run)",)
     assert compare(run(rc=2), run(rc=2)) is None  # base broken as a whole: nothing to compare
+    # tests passed and the run still exited non-zero (vitest: a cache dir it could not make): comparable
+    tail = run(passed=476, rc=1)
+    assert compare(tail, run(passed=475, failed=1, rc=1, failing=["p.test.ts > f > works"])).tests == (
+        "p.test.ts > f > works",
+    )
+    assert compare(tail, run(passed=476, rc=1)) is None  # failing the same way at base
 
 
 DIFF = """\
