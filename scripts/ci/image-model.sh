@@ -16,6 +16,7 @@ fi
 if [ "${1:-}" = fetch ]; then
   dir="${PREREVIEW_CACHE_DIR:?}"
   mkdir -p "$dir"  # the runner's user owns it, not the engine's
+  echo '*' > "$dir/.gitignore"  # never part of a later step's `git add -A` in the checkout
   exec docker run --rm --user "$(id -u):$(id -g)" -v "$dir:$dir" -e HOME=/tmp -e PREREVIEW_CACHE_DIR -w "$dir" \
     "$PREREVIEW_IMAGE" python -m bot.cli.ci_model "$model"
 fi

@@ -114,6 +114,7 @@ def test_a_nomodel_image_fetches_once_into_the_workspace_cache_then_restores_it(
     review_argv = rig.argvs()[-1]
     assert f"{cache_dir}:{cache_dir}" in review_argv and "PREREVIEW_CACHE_DIR" in review_argv, review_argv
     assert list((tmp_path / "image-cache" / "models").iterdir()) == [], "nothing written into the image"
+    assert (cache_dir / ".gitignore").read_text() == "*\n", "a later `git add -A` leaves the model out"
 
     second = rig.run()  # a fresh runner: the workspace's cache comes back from the cache store
     assert key in rig.store.restored, second.log
