@@ -3,8 +3,9 @@
 # prereview's release image (input `image`: `docker run`, the workspace and the runner's event and output
 # files mounted at their own paths, the runner's user, only the variables prereview reads passed by name
 # so no value, the token included, is on a command line).
-# Env: PREREVIEW_VENV | PREREVIEW_IMAGE, PREREVIEW_INPUT_* (model, config, fail-level, api-base,
-# n-gpu-layers, args), PREREVIEW_SANDBOX_USERNS (auto|allow|deny), and the GITHUB_* the runner sets.
+# Env: PREREVIEW_VENV | PREREVIEW_IMAGE (with PREREVIEW_CACHE_DIR where the image lacks the model),
+# PREREVIEW_INPUT_* (model, config, fail-level, api-base, n-gpu-layers, args), PREREVIEW_SANDBOX_USERNS
+# (auto|allow|deny), and the GITHUB_* the runner sets.
 set -euo pipefail
 args=()
 if [ -n "${PREREVIEW_INPUT_MODEL:-}" ]; then args+=(--model "$PREREVIEW_INPUT_MODEL"); fi
@@ -32,6 +33,11 @@ for f in "$GITHUB_EVENT_PATH" "${GITHUB_OUTPUT:-}" "${GITHUB_STEP_SUMMARY:-}"; d
   fi
 done
 envs=(-e HOME=/tmp)
+# A model the image does not bake in: the workspace's cache dir (image-model.sh), mounted at its own path.
+if [ -n "${PREREVIEW_CACHE_DIR:-}" ]; then
+  mounts+=(-v "$PREREVIEW_CACHE_DIR:$PREREVIEW_CACHE_DIR")
+  envs+=(-e PREREVIEW_CACHE_DIR)
+fi
 for name in CI GITHUB_ACTIONS GITHUB_EVENT_NAME GITHUB_EVENT_PATH GITHUB_REPOSITORY GITHUB_API_URL \
   GITHUB_SERVER_URL GITHUB_GRAPHQL_URL GITHUB_WORKSPACE GITHUB_OUTPUT GITHUB_STEP_SUMMARY GITHUB_SHA \
   GITHUB_REF GITHUB_RUN_ID GITHUB_TOKEN PREREVIEW_INPUT_ARGS PREREVIEW_TEST_COMMAND PREREVIEW_TESTS_PYTHON \

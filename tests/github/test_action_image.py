@@ -33,13 +33,15 @@ def test_the_image_mode_reviews_without_installing_anything(
     runner.extra_env.update(FAKE_DOCKER_IMAGES=json.dumps(images), FAKE_DOCKER_LOG=str(log))
     run = runner.run({"image": IMAGE, "args": f'--config "{cfg}"'})
     assert run.ok, run.log
-    for step in ("Plan the install", "Install prereview", "Model", "Sandbox", "Restore the prereview venv"):
+    skipped = ("Plan the install", "Install prereview", "Model", "Sandbox", "Restore the prereview venv")
+    for step in (*skipped, "Restore the image's model", "Model (image)"):  # the image bakes the model
         assert not run.step(step).ran, step
     assert runner.cache.saved == [], "nothing installed, nothing cached"
     posted = _posted(action)
     assert "This change breaks" in posted and "· tests" in posted, posted
     assert "· semgrep `py-subprocess-shell-true`" in posted, posted
     assert int(run.outputs["findings"]) >= 3, run.outputs  # GITHUB_OUTPUT was mounted and written
-    [argv] = [json.loads(line) for line in log.read_text().splitlines()]
+    check, argv = [json.loads(line) for line in log.read_text().splitlines()]
+    assert check[-2:] == ["--cached", ""], check
     assert IMAGE in argv and "ghs_test" not in " ".join(argv), "the token is passed by name only"
     assert "--security-opt" not in argv, "a self-hosted runner's container is not relaxed unless asked"

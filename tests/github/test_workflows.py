@@ -80,10 +80,11 @@ def test_action_metadata_is_consistent() -> None:
     assert '/bin/prereview" github' in (ROOT / "scripts/ci/review.sh").read_text()
     setup = next(s for s in steps if "actions/setup-python" in s.get("uses", ""))
     assert setup["with"]["update-environment"] is False, "the caller's later steps keep their Python"
-    # every cache is restored, then saved right after what fills it (always(): a failed review keeps it)
+    # every cache (wheel, venv, model, test envs, the image mode's model) is restored, then saved right
+    # after what fills it (always(): a failed review keeps it)
     restores = [s for s in steps if "actions/cache/restore@" in s.get("uses", "")]
     saves = [s for s in steps if "actions/cache/save@" in s.get("uses", "")]
-    assert {s["with"]["key"] for s in restores} == {s["with"]["key"] for s in saves} and len(restores) == 4
+    assert {s["with"]["key"] for s in restores} == {s["with"]["key"] for s in saves} and len(restores) == 5
     assert all(s["if"].startswith("always()") for s in saves)
     assert not any(re.match(r"actions/cache@", s.get("uses", "")) for s in steps)
     # the keys come from the action's own files, never from github.action_ref (see action.yml)
