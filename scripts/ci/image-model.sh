@@ -15,6 +15,16 @@ fi
 
 if [ "${1:-}" = fetch ]; then
   dir="${PREREVIEW_CACHE_DIR:?}"
+  # the cache dir sits in the pull request's checkout: a link there (a committed `.cache` -> ~/.ssh)
+  # would take the mount and the model's writes outside it, so every part below the workspace is checked
+  part="$GITHUB_WORKSPACE"
+  for name in $(printf '%s' "${dir#"$GITHUB_WORKSPACE"/}" | tr '/' ' '); do
+    part="$part/$name"
+    if [ -L "$part" ]; then
+      echo "prereview: $part is a link in the checkout; the model is not cached through it (remove it from the pull request)" >&2
+      exit 2
+    fi
+  done
   mkdir -p "$dir"  # the runner's user owns it, not the engine's
   echo '*' > "$dir/.gitignore"  # never part of a later step's `git add -A` in the checkout
   exec docker run --rm --user "$(id -u):$(id -g)" -v "$dir:$dir" -e HOME=/tmp -e PREREVIEW_CACHE_DIR -w "$dir" \
