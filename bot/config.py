@@ -205,6 +205,12 @@ class BehaviourConfig(_Section):
         ge=0,
         description="Inputs per changed function whose test calls are also made varied (0: off)",
     )
+    edge_calls: int = Field(
+        48,
+        ge=0,
+        description="Test calls per run made again with an argument at an edge of its type: empty, 0, "
+        "negated (0: off)",
+    )
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"
     )

@@ -43,6 +43,7 @@ AT_MOST_SERVER = (
     "behaviour.max_calls",
     "behaviour.max_traced_calls",
     "behaviour.wrapped_inputs",
+    "behaviour.edge_calls",
 )
 
 

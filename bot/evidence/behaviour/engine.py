@@ -102,6 +102,7 @@ class BehaviourEvidence:
             traced,
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
+            edges=self.cfg.behaviour.edge_calls,
             replays=replays.REPLAYS_PER_CALLABLE,
         )
         return self._hook

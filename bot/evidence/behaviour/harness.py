@@ -52,11 +52,13 @@ def trace_hook(
     per_test: int = PER_TEST,
     max_repr: int = 400,
     variants: int = 0,
+    edges: int = 0,
     replays: int = 0,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
-    for the first `variants` inputs of each the same call with an argument wrapped, and for the first
-    `replays` the call's arguments pickled, to be made again at the other side (see the plugin)."""
+        for the first `variants` inputs of each the same call with an argument wrapped (and, `edges` times
+    per run, at an edge of its type), and for the first
+        `replays` the call's arguments pickled, to be made again at the other side (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -66,6 +68,7 @@ def trace_hook(
         "per_test": per_test,
         "max_repr": max_repr,
         "variants": variants,
+        "edges": edges,
         "replays": replays,
     }
     return testrun.RunHook(

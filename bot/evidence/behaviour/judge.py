@@ -14,7 +14,9 @@ compared by the probability of "yes" (`decide`). A new callable has no base: onl
 and hangs/crashes count.
 The tests' calls made again with a varied argument (see prereview_trace.py) and a context manager used
 inside itself are judged by rules alone: head failing on a wrapped argument base took, head letting a
-line break through that base rejected, and a nesting base restored and head does not are findings.
+line break through that base rejected, head failing on an argument at an edge of its type (empty, 0,
+negated) that base took or no longer rejecting one with the check the change removed, and a nesting base
+restored and head does not are findings.
 """
 
 from __future__ import annotations
@@ -70,9 +72,12 @@ class Judgement:
 
 
 def _where(d: Difference) -> str:
-    if d.variant:  # "wrapped x" | "line break x"
+    if d.variant:  # "wrapped x" | "line break x" | "edge x"
         kind, arg = d.variant.rsplit(" ", 1)
-        how = f"`{arg}` in a forwarding proxy" if kind == "wrapped" else f"a line break at the end of `{arg}`"
+        how = {
+            "wrapped": f"`{arg}` in a forwarding proxy",
+            "edge": f"`{arg}` at an edge of its type",
+        }.get(kind, f"a line break at the end of `{arg}`")
         return f" (a call in test `{d.origin}`, made again with {how})"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
@@ -180,7 +185,7 @@ def judge(
     plain = [d for d in diffs if not d.variant]
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
     # the tests' calls made again with an argument varied: a finding only where none was made already
-    for kind in ("line break", "wrapped"):
+    for kind in ("line break", "wrapped", "edge"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
             hits = rule.oracle(c, varied) if rule.oracle and varied and not out.findings else []

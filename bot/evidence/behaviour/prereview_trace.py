@@ -30,6 +30,12 @@ Line-break variants (same budget): the call made again with a str or bytes argum
 A check that rejected it at base and lets it through at head has lost its guard against header and log
 injection (a regex anchored with `$` instead of `\\Z` is the usual way).
 
+Edge variants (`"edges": M` such calls per run, over the same first N inputs): the call made again with
+one argument at an edge of its own type: an empty str, bytes, list, tuple, dict or set (and a list or
+tuple cut to its first item), 0 or the negated number. Tests reach a changed method with the inputs its
+author thought of; the regressions they miss are often one step away (an empty input, a negative size).
+The value stays of the type the test gave, so both sides are asked a question the code could be asked.
+
 Replays (`"replays": N`, the first N distinct inputs per callable): the call's arguments, `self` among
 them, pickled as they were when the call started (zlib, base64, in chunks; at most `MAX_PICKLE` bytes),
 so the review can give the same objects to the other side's code (`prereview_harness.py`, `pickled`):
@@ -86,6 +92,8 @@ class Recorder:
         self.variant_timeout = float(spec.get("variant_timeout", 5.0))
         self._varied: dict[str, set[str]] = {}  # callable -> the inputs already given variants
         self.n_variants = 0
+        self.max_edges = int(spec.get("edges", 0)) if self.variants else 0
+        self.n_edges = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
         self.replays = int(spec.get("replays", 0))
         self._pickled: dict[str, set[str]] = {}  # callable -> the inputs already pickled
@@ -134,7 +142,7 @@ class Recorder:
             }
             if self.replays:
                 self._pickle(frame, key, self._open[id(frame)])
-            if self.variants and self.n_variants < self.max_variants:
+            if self.variants and (self.n_variants < self.max_variants or self.n_edges < self.max_edges):
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
             self._busy = False
@@ -180,25 +188,36 @@ class Recorder:
             return
         fn, names, pos, kw = call
         receiver = names[0] if "." in qual and names and names[0] in ("self", "cls") else None
-        for make, label in ((wrap, "wrapped"), (_line_broken, "line break")):
+        for make, label in ((wrap, "wrapped"), (_line_broken, "line break"), (_edges, "edge")):
             tried = 0  # at most two arguments varied per kind
             for i, name in enumerate(names):
-                if name == receiver or tried >= 2 or self.n_variants >= self.max_variants:
+                if name == receiver or tried >= 2 or not self._budget(label):
                     continue
-                varied = make(pos[i] if i < len(pos) else kw.get(name))
-                if varied is None:
+                values = make(pos[i] if i < len(pos) else kw.get(name))
+                if values is None:
                     continue
                 tried += 1
-                self.n_variants += 1
                 done.add(sig)  # only inputs with something to vary count against `variants`
-                p, k = list(pos), dict(kw)
-                if i < len(p):
-                    p[i] = varied
-                else:
-                    k[name] = varied
-                shown = dict(reprs)
-                shown[name] = probe.safe_repr(varied, _ROOT, self.limit)
-                self._variant(key, fn, p, k, name, varied, shown, f"{label} {name}")
+                for varied in values if label == "edge" else [values]:
+                    if not self._budget(label):
+                        break
+                    if label == "edge":
+                        self.n_edges += 1
+                    else:
+                        self.n_variants += 1
+                    p, k = list(pos), dict(kw)
+                    if i < len(p):
+                        p[i] = varied
+                    else:
+                        k[name] = varied
+                    shown = dict(reprs)
+                    shown[name] = probe.safe_repr(varied, _ROOT, self.limit)
+                    self._variant(key, fn, p, k, name, varied, shown, f"{label} {name}")
+
+    def _budget(self, label: str) -> bool:
+        if not self.variants:  # two children hung: no more variants of any kind
+            return False
+        return self.n_edges < self.max_edges if label == "edge" else self.n_variants < self.max_variants
 
     def _variant(
         self,
@@ -393,6 +412,21 @@ def _line_broken(value: Any) -> Any:
     if type(value) is bytes and value and not value.endswith(b"\n"):
         return value + b"\n"
     return None
+
+
+def _edges(value: Any) -> list[Any] | None:
+    """Values at an edge of `value`'s own (exact, built-in) type, at most two, none equal to it (None when
+    there are none): empty for a sized value and the first item alone for a longer list or tuple; 0 and
+    the negated number for an int or float (bool is not a number here)."""
+    kind = type(value)
+    out: list[Any] = []
+    if kind in (str, bytes, list, tuple, dict, set, frozenset) and len(value):
+        out.append(kind())
+        if kind in (list, tuple) and len(value) > 1:
+            out.append(kind(value[:1]))
+    elif kind in (int, float) and value == value:  # not NaN
+        out.extend([kind(0), -value] if value > 0 else [kind(0)] if value else [kind(-1)])
+    return out or None
 
 
 def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str, Any]] | None:

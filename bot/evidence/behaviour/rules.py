@@ -16,6 +16,7 @@ cases from at least three projects, or is a general oracle (issue 26); `general`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ class Rule:
     general: bool = False  # a plain general oracle, true of any code
     action: str = "report"  # "report" | "list"
     kind: str = "plain"  # the differences it sees: "plain" | "wrapped" (argument in a proxy) | "line break"
+    # | "edge" (an argument at an edge of its type)
     show: int = 2  # examples shown in the finding
     category: str = "bug"
     cwe: str | None = None
@@ -161,6 +163,48 @@ def lets_break_through(c: Changed, diffs: Sequence[Difference]) -> list[Differen
             return False
         got = str(d.head.get("repr"))
         return got in ("None", "True") or "\\n" in got
+
+    return clearest([d for d in diffs if one(d)])
+
+
+def _raises(source: str, error: str) -> int:
+    """How many `raise` statements of `error` (by its last name) a callable's source holds."""
+    name = error.rsplit(".", 1)[-1]
+    return len(re.findall(rf"\braise\s+(?:[\w.]+\.)?{re.escape(name)}\b", source)) if name else 0
+
+
+def _said_in(source: str, r: dict[str, Any]) -> bool:
+    """The exception's message is written in the source (its first words, a literal the code raises)."""
+    words = str(r.get("message") or "").strip()[:24]
+    return len(words) >= 8 and words in source
+
+
+def _deliberate(c: Changed, r: dict[str, Any], side: str) -> bool:
+    """`side`'s own code raises this error where the other side's does not: a check the change added
+    (side "head") or removed (side "base")."""
+    mine, other = (c.head_source, c.base_source) if side == "head" else (c.base_source, c.head_source)
+    error = str(r.get("type") or "")
+    return _raises(mine, error) > _raises(other, error) or (_said_in(mine, r) and not _said_in(other, r))
+
+
+def edge_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Head raises or crashes on an edge input where base returned, unless head's own code now raises
+    that error on purpose (a check the change added: input validation is not a regression)."""
+
+    def one(d: Difference) -> bool:
+        return d.head_failed and not (d.head.get("kind") == "raise" and _deliberate(c, d.head, "head"))
+
+    return clearest([d for d in diffs if one(d)])
+
+
+def edge_lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Base rejected an edge input with an error its own code raises, and the change removed that
+    `raise`: head now returns a result for it."""
+
+    def one(d: Difference) -> bool:
+        if d.base.get("kind") != "raise" or d.head.get("kind") != "return":
+            return False
+        return _deliberate(c, d.base, "base")
 
     return clearest([d for d in diffs if one(d)])
 
@@ -292,6 +336,27 @@ RULES: tuple[Rule, ...] = (
         _WRAPPED_WHY,
         "requests 6404f34 (stream detection on a proxied iterator); the idea: duck typing lost to isinstance",
         kind="wrapped",
+    ),
+    Rule(
+        "behaviour/edge-failure",
+        "medium",
+        edge_failure,
+        "A call from the tests made again with one argument at an edge of its type (empty, 0, negated) "
+        "returned before this change and fails now.",
+        "general oracle: a new exception on the tests' own calls one step from their inputs (issue 26: "
+        "the bugs tests miss are often an empty input or a negative size away)",
+        general=True,
+        kind="edge",
+    ),
+    Rule(
+        "behaviour/edge-lost-check",
+        "medium",
+        edge_lost_check,
+        "Before this change its own code rejected this input with an error; the change removed that check "
+        "and it now returns a result for it.",
+        "general oracle: a removed input check, seen on the tests' own calls at an edge of their inputs",
+        general=True,
+        kind="edge",
     ),
     Rule(
         "behaviour/new-callable",

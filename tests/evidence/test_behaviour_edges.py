@@ -1,0 +1,180 @@
+"""Edge variants: a call from the tests made again with one argument at an edge of its type (empty, 0,
+negated), at base and at head, so a regression one step from the tests' inputs is seen (issue 26)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.cli.root import cli
+from bot.evidence.behaviour import compare, harness, rules
+from bot.evidence.behaviour.callables import Changed
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
+SCHEMA = json.loads((Path(__file__).parents[2] / "bot/schemas/review.schema.json").read_text())
+
+
+def _plugin_alone(tmp_path: Path, targets: dict, **spec) -> list[compare.Call]:
+    """The tracer plugin alone (no sandbox: the code is this test's own) on the tests in `tmp_path`."""
+    scripts = Path(harness.__file__).parent
+    for name in harness.SCRIPTS:
+        shutil.copy(scripts / name, tmp_path / name)
+    (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    return compare.from_trace((tmp_path / "t.jsonl").read_text())[0]
+
+
+def test_each_argument_is_tried_at_the_edges_of_its_own_type(tmp_path) -> None:
+    (tmp_path / "stats.py").write_text(
+        "def mean(xs, scale=1, label='Mean'):\n    return sum(xs) / len(xs) * scale\n"
+    )
+    (tmp_path / "test_stats.py").write_text(
+        "from stats import mean\n\n\ndef test_mean():\n    assert mean([2, 4], 3, label='x') == 9\n"
+    )
+    calls = _plugin_alone(tmp_path, {"stats.py": ["mean"]}, variants=2, edges=20)
+    edges = sorted(
+        (c.variant, dict(c.args)[c.variant.split()[-1]], c.result.get("type") or c.result["repr"])
+        for c in calls
+        if c.variant.startswith("edge ")
+    )
+    assert edges == [
+        ("edge scale", "-3", "-9.0"),
+        ("edge scale", "0", "0.0"),
+        ("edge xs", "[2]", "6.0"),
+        ("edge xs", "[]", "ZeroDivisionError"),
+    ]  # two arguments per call at most: `label` (a keyword) is not tried after xs and scale
+
+
+def test_edges_are_off_without_a_budget_and_stop_at_it(tmp_path) -> None:
+    (tmp_path / "m.py").write_text("def f(n):\n    return n * 2\n")
+    (tmp_path / "test_m.py").write_text(
+        "from m import f\n\n\ndef test_f():\n    assert [f(n) for n in (3, 4, 5)] == [6, 8, 10]\n"
+    )
+    assert not [c for c in _plugin_alone(tmp_path, {"m.py": ["f"]}, variants=3) if c.variant]
+    (tmp_path / "t.jsonl").unlink()
+    varied = [c for c in _plugin_alone(tmp_path, {"m.py": ["f"]}, variants=3, edges=3) if c.variant]
+    assert len(varied) == 3
+
+
+def _changed(base: str, head: str) -> Changed:
+    return Changed(
+        "m.py", "f", "modified", (1, 4), (1, 4), 2, "def f(n):", "", (), False, False, False, head, base
+    )
+
+
+def _diff(base: dict, head: dict) -> compare.Difference:
+    def told(r: dict) -> str:
+        return r.get("repr") or f"raises {r.get('type')}: {r.get('message')}"
+
+    return compare.Difference(
+        "m.py::f", "f([])", "test_m.py::test_f", told(base), told(head), base, head, variant="edge n"
+    )
+
+
+RAISES = {"kind": "raise", "type": "ValueError", "message": "n must be at least 1"}
+RETURNS = {"kind": "return", "repr": "[]"}
+
+
+def test_a_new_failure_at_an_edge_is_a_finding_unless_the_change_added_the_check() -> None:
+    crash = _diff(RETURNS, {"kind": "raise", "type": "ZeroDivisionError", "message": "division by zero"})
+    plain = _changed("def f(n):\n    return 1 / len(n) if n else 0\n", "def f(n):\n    return 1 / len(n)\n")
+    assert rules.edge_failure(plain, [crash]) == [crash]
+    validation = _diff(RETURNS, RAISES)
+    added = _changed(
+        "def f(n):\n    return n\n",
+        "def f(n):\n    if not n:\n        raise ValueError('n must be at least 1')\n",
+    )
+    assert rules.edge_failure(added, [validation]) == []  # a check the change added: intended
+    assert rules.edge_failure(plain, [validation]) == [
+        validation
+    ]  # raised from elsewhere: not the change's own
+
+
+def test_a_removed_check_that_rejected_an_edge_is_a_finding() -> None:
+    lost = _diff(RAISES, RETURNS)
+    removed = _changed(
+        "def f(n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n    return []\n",
+        "def f(n):\n    return []\n",
+    )
+    assert rules.edge_lost_check(removed, [lost]) == [lost]
+    kept = _changed(removed.base_source, removed.base_source + "\n")
+    assert rules.edge_lost_check(kept, [lost]) == []  # the check is still there: some other cause
+
+
+def _review(repo: Path, tmp_path: Path) -> dict:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}}))
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+MEAN = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+MEAN_BUG = "def mean(xs):\n    total = sum(xs)\n    return total / len(xs)\n"
+MEAN_TEST = "from stats import mean\n\n\ndef test_mean():\n    assert mean([2, 4]) == 3\n"
+
+
+@needs_bwrap
+def test_a_guard_lost_for_an_empty_input_no_test_gives_is_a_finding_with_the_call(
+    make_repo, tmp_path
+) -> None:
+    repo = make_repo({"stats.py": MEAN, "test_stats.py": MEAN_TEST}, {"stats.py": MEAN_BUG})
+    data = _review(repo, tmp_path)
+    assert not any(f["source"] == "tests" for f in data["findings"])  # the test passes at head
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (f["rule_id"], f["severity"], f["path"], f["line"]) == (
+        "behaviour/edge-failure",
+        "medium",
+        "stats.py",
+        2,
+    )
+    assert "mean([]): before 0.0; after raises ZeroDivisionError" in f["evidence"]
+    assert "at an edge of its type" in f["message"]
+
+
+CHUNK = (
+    "def chunks(items, n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n"
+    "    return [items[i : i + n] for i in range(0, len(items), n)]\n"
+)
+CHUNK_BUG = "def chunks(items, n):\n    return [items[i : i + n] for i in range(0, len(items), n)]\n"
+CHUNK_TEST = (
+    "from chunk import chunks\n\n\ndef test_chunks():\n    assert chunks([1, 2, 3], 2) == [[1, 2], [3]]\n"
+)
+
+
+@needs_bwrap
+def test_a_removed_check_is_a_finding_and_an_added_one_is_not(make_repo, tmp_path) -> None:
+    repo = make_repo({"chunk.py": CHUNK, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK_BUG})
+    (f,) = [f for f in _review(repo, tmp_path)["findings"] if f["source"] == "behaviour"]
+    assert (f["rule_id"], f["severity"]) == ("behaviour/edge-lost-check", "medium")
+    assert "chunks([1, 2, 3], -2): before raises ValueError: n must be at least 1; after []" in f["evidence"]
+
+    other = tmp_path / "added"
+    other.mkdir()
+    shutil.rmtree(repo)
+    repo = make_repo({"chunk.py": CHUNK_BUG, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK})
+    data = _review(repo, other)
+    assert not [f for f in data["findings"] if f["source"] == "behaviour" and f["severity"] != "low"]
