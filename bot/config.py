@@ -192,30 +192,23 @@ class BehaviourConfig(_Section):
     enabled: bool = Field(
         True, description="Compare changed Python functions at base and head on the same inputs"
     )
-    max_calls: int = Field(
-        40, ge=1, description="Calls generated per changed function (one the tests do not reach)"
-    )
+    max_calls: int = Field(40, ge=1, description="Calls generated per changed function no test reaches")
     max_traced_calls: int = Field(
         1000,
         ge=1,
         description="Calls recorded per changed function in the test runs (at most 8 per test, spread out)",
     )
     wrapped_inputs: int = Field(
-        4,
-        ge=0,
-        description="Inputs per changed function whose test calls are also made varied (0: off)",
+        4, ge=0, description="Inputs per changed function whose test calls are varied"
     )
     edge_calls: int = Field(
-        48,
-        ge=0,
-        description="Test calls per run made again with an argument at an edge of its type: empty, 0, "
-        "negated (0: off)",
+        48, ge=0, description="Test calls per run made with an argument empty, 0 or negated"
     )
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"
     )
     call_timeout: float = Field(
-        2.0, gt=0, description="Seconds one generated call may run before it counts as a hang"
+        2.0, gt=0, description="Seconds one generated call may run before it is a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
     judge: Literal["verdict", "probabilities"] = Field(

@@ -7,7 +7,6 @@ revision (`git show`) as well as on a directory.
 
 from __future__ import annotations
 
-import ast
 import configparser
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +17,7 @@ from typing import Any
 import tomllib
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
-from .. import pysyntax
+from . import setuppy
 from .testsets import DEV_SET, NOT_TESTS, TEST_ONLY, TEST_SET, norm, nox_test_sessions, test_sets  # noqa: F401
 from .toxenvs import this_pythons
 
@@ -121,7 +120,7 @@ def python_layout(files: Sequence[str], read: Reader) -> PythonLayout:
         for extra in test_sets(cfg_extras, extras):
             reqs += _lines(cfg_extras[extra])
     if "setup.py" in top:
-        install, extras_req = setup_py_requirements(read("setup.py"))
+        install, extras_req = setuppy.requirements(read("setup.py"))
         reqs += install
         for extra in test_sets(extras_req, extras):
             reqs += extras_req[extra]
@@ -157,47 +156,6 @@ def requirement_files(files: Sequence[str]) -> list[str]:
         if not any(stem.startswith(plain) and stem[len(plain)] in "-_." for plain in stems - {stem}):
             kept.append(f)
     return kept
-
-
-def setup_py_requirements(text: str | None) -> tuple[list[str], dict[str, list[str]]]:
-    """`install_requires` and `extras_require` of a `setup(...)` call in setup.py, where they are literals
-    (read from the syntax tree; setup.py is never run). Anything computed is left out."""
-    try:
-        tree = pysyntax.parse(text or "")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return [], {}
-    install: list[str] = []
-    extras: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if not (isinstance(func, ast.Name) and func.id == "setup") and not (
-            isinstance(func, ast.Attribute) and func.attr == "setup"
-        ):
-            continue
-        for kw in node.keywords:
-            try:
-                value = pysyntax.literal_eval(kw.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if kw.arg == "install_requires":
-                install += _strings(value)
-            elif kw.arg == "extras_require" and isinstance(value, dict):
-                for k, v in value.items():
-                    if isinstance(k, str):  # "test:python_version<'3.8'": the extra, with a marker
-                        extra, _, marker = k.partition(":")
-                        extras.setdefault(extra, []).extend(_with_marker(r, marker) for r in _strings(v))
-    return install, extras
-
-
-def _with_marker(req: str, marker: str) -> str:
-    if not marker.strip():
-        return req
-    if ";" in req:
-        name, _, own = req.partition(";")
-        return f"{name.strip()}; ({own.strip()}) and ({marker.strip()})"
-    return f"{req}; {marker.strip()}"
 
 
 def _strings(value: Any) -> list[str]:

@@ -178,3 +178,38 @@ def test_a_removed_check_is_a_finding_and_an_added_one_is_not(make_repo, tmp_pat
     repo = make_repo({"chunk.py": CHUNK_BUG, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK})
     data = _review(repo, other)
     assert not [f for f in data["findings"] if f["source"] == "behaviour" and f["severity"] != "low"]
+
+
+EVENLY = '''def evenly(groups):
+    """Items of the groups, one of each in turn."""
+    if not groups:
+        return
+    longest = max(len(g) for g in groups)
+    for i in range(longest):
+        for g in groups:
+            if i < len(g):
+                yield g[i]
+'''
+EVENLY_BUG = EVENLY.replace("    if not groups:\n        return\n", "")
+EVENLY_TEST = (
+    "from mix import evenly\n\n\ndef test_evenly():\n    assert list(evenly([[1, 2], [3]])) == [1, 3, 2]\n"
+)
+
+
+def test_a_variants_generator_is_run_in_the_child_so_it_fails_where_it_would(tmp_path) -> None:
+    (tmp_path / "mix.py").write_text(EVENLY_BUG)
+    (tmp_path / "test_mix.py").write_text(EVENLY_TEST)
+    calls = _plugin_alone(tmp_path, {"mix.py": ["evenly"]}, variants=2, edges=10)
+    got = {dict(c.args)["groups"]: c.result for c in calls if c.variant == "edge groups"}
+    assert (got["[]"]["kind"], got["[]"]["type"]) == ("raise", "ValueError")  # max() of nothing
+    assert got["[[1, 2]]"] == {"kind": "return", "repr": "yields [1, 2]"}
+    plain = [c.result.get("repr", "") for c in calls if not c.variant]
+    assert plain and not any(r.startswith("yields") for r in plain)  # the test's own: left to the test
+
+
+@needs_bwrap
+def test_a_generator_that_fails_on_an_empty_input_now_is_a_finding(make_repo, tmp_path) -> None:
+    repo = make_repo({"mix.py": EVENLY, "test_mix.py": EVENLY_TEST}, {"mix.py": EVENLY_BUG})
+    (f,) = [f for f in _review(repo, tmp_path)["findings"] if f["source"] == "behaviour"]
+    assert f["rule_id"] == "behaviour/edge-failure"
+    assert "evenly([]): before yields []; after raises ValueError" in f["evidence"]

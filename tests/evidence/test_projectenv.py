@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from bot import config as config_mod
 from bot.cli.root import cli
-from bot.evidence import envnotes, layouts, projectenv
+from bot.evidence import envnotes, layouts, projectenv, setuppy
 from bot.evidence.testrun import TestRun
 
 needs_bwrap = pytest.mark.skipif(
@@ -166,13 +166,41 @@ setup(
         "mock; python_version<'3.8'",
     )
     assert "setup.py" in got.dep_files
-    assert layouts.setup_py_requirements("setup(install_requires=deps())") == ([], {})
-    assert layouts.setup_py_requirements("def (") == ([], {})
-    assert layouts.setup_py_requirements("setup(" * 100_000) == ([], {})
+    assert setuppy.requirements("setup(install_requires=deps())") == ([], {})
+    assert setuppy.requirements("def (") == ([], {})
+    assert setuppy.requirements("setup(" * 100_000) == ([], {})
     marked = "setup(extras_require={\"test:sys_platform == 'linux'\": [\"a; python_version > '3'\"]})"
-    assert layouts.setup_py_requirements(marked)[1] == {
+    assert setuppy.requirements(marked)[1] == {
         "test": ["a; (python_version > '3') and (sys_platform == 'linux')"]
     }
+
+
+def test_setup_py_requirements_bound_to_names_before_the_setup_call_are_read():
+    """marshmallow 3.x (a tuning case): the test extra lives in a module-level dict that a later line
+    extends; without it `simplejson` was never installed and every test module failed at collection."""
+    setup_py = """
+from setuptools import setup, find_packages
+
+EXTRAS_REQUIRE = {
+    "tests": ["pytest", "pytz", "simplejson"],
+    "lint": ["flake8==6.0.0", "pre-commit~=2.4"],
+    "docs": ["sphinx==7.0.1"],
+}
+EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + EXTRAS_REQUIRE["lint"] + ["tox"]
+requires: list = ["packaging>=17.0"]
+if __name__ == "__main__":
+    setup(name="marshmallow", install_requires=requires, extras_require=EXTRAS_REQUIRE)
+"""
+    install, extras = setuppy.requirements(setup_py)
+    assert install == ["packaging>=17.0"]
+    assert extras["tests"] == ["pytest", "pytz", "simplejson"]
+    assert extras["dev"] == ["pytest", "pytz", "simplejson", "flake8==6.0.0", "pre-commit~=2.4", "tox"]
+    got = layout({"setup.py": setup_py, "tox.ini": "[testenv]\nextras = tests\n", "src/marshmallow/a.py": ""})
+    assert got.requirements == ("packaging>=17.0", "pytest", "pytz", "simplejson")
+    computed = "DEPS = open('r.txt').read().split()\nsetup(install_requires=DEPS + ['x'])"
+    assert setuppy.requirements(computed) == ([], {})  # a file read: unknown, left out as before
+    grows = "A = ['a']\n" + "A = A + A\n" * 40 + "setup(install_requires=A)"
+    assert len(setuppy.requirements(grows)[0]) <= 2_000  # doubling does not grow without end
 
 
 def test_alternative_requirement_files_are_left_out():

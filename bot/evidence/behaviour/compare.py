@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -230,3 +230,11 @@ def unmatched(base: Iterable[Call], head: Iterable[Call]) -> list[Call]:
 
 def reached(calls: Iterable[Call]) -> set[str]:
     return {c.callable for c in calls}
+
+
+_ORIGIN_RANK = {"doctest": 0, "boundary": 1, "model": 2, "hypothesis": 3}
+
+
+def clearest(diffs: Sequence[Difference]) -> list[Difference]:
+    """Examples a reader takes in fastest: tests and docstrings first, then short calls."""
+    return sorted(diffs, key=lambda d: (_ORIGIN_RANK.get(d.origin, -1), len(d.call) + len(d.before)))

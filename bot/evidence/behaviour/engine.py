@@ -94,9 +94,7 @@ class BehaviourEvidence:
         if not traced:
             return None
         if not harness.is_pytest(argv):
-            self.notes.append(
-                "behaviour: the test command is not pytest, so calls from the tests were not recorded"
-            )
+            self.notes.append("behaviour: the test command is not pytest, so its calls were not recorded")
             return None
         self._hook = harness.trace_hook(
             traced,

@@ -27,6 +27,7 @@ from .generate import Input
 SCRIPTS = (
     "prereview_probe.py",
     "prereview_fork.py",
+    "prereview_variants.py",
     "prereview_trace.py",
     "prereview_calls.py",
     "prereview_harness.py",

@@ -8,15 +8,12 @@ it is asked the question it can answer: do those words account for this differen
 Accounted for -> an info-level behaviour change in the summary, with the words that do; not -> an inline
 finding on the callable's changed line, the example in its message and in `evidence` with the judge's
 reasons, asking "is this intended?": `low`, or `medium` when blind comparisons in both orders also
-prefer base's results. With
-`behaviour.judge: probabilities` each version's result is instead put to the model alone and the two are
-compared by the probability of "yes" (`decide`). A new callable has no base: only its failing doctests
-and hangs/crashes count.
-The tests' calls made again with a varied argument (see prereview_trace.py) and a context manager used
-inside itself are judged by rules alone: head failing on a wrapped argument base took, head letting a
-line break through that base rejected, head failing on an argument at an edge of its type (empty, 0,
-negated) that base took or no longer rejecting one with the check the change removed, and a nesting base
-restored and head does not are findings.
+prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the model
+alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
+failing doctests and hangs/crashes count. The tests' calls made again with a varied argument
+(prereview_trace.py) and a context manager used inside itself are judged by rules alone (rules.py,
+varied.py): head failing on a wrapped or edge argument base took, letting a line break through or an
+edge past a check the change removed, or not restoring what a nesting base restored.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from ...types import BehaviourChange, Finding
 from . import accounts, rules
 from .accounts import Words
 from .callables import Changed
-from .compare import Call, Difference, describe
+from .compare import Call, Difference, clearest, describe
 from .generate import Input, call_params
 
 CONFIRM_SCHEMA: dict[str, Any] = {
@@ -71,13 +68,13 @@ class Judgement:
     seconds_model: float = 0.0
 
 
+_HOW = {"wrapped": "`{}` in a forwarding proxy", "edge": "`{}` at an edge of its type"}
+
+
 def _where(d: Difference) -> str:
     if d.variant:  # "wrapped x" | "line break x" | "edge x"
         kind, arg = d.variant.rsplit(" ", 1)
-        how = {
-            "wrapped": f"`{arg}` in a forwarding proxy",
-            "edge": f"`{arg}` at an edge of its type",
-        }.get(kind, f"a line break at the end of `{arg}`")
+        how = _HOW.get(kind, "a line break at the end of `{}`").format(arg)
         return f" (a call in test `{d.origin}`, made again with {how})"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
@@ -106,9 +103,6 @@ def _now(d: Difference) -> str:
     if kind == "return":
         return f"returns `{d.after}`"
     return f"`{d.after}`" if kind == "raise" else d.after
-
-
-clearest = rules.clearest
 
 
 def _finding(

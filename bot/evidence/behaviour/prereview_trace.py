@@ -30,11 +30,10 @@ Line-break variants (same budget): the call made again with a str or bytes argum
 A check that rejected it at base and lets it through at head has lost its guard against header and log
 injection (a regex anchored with `$` instead of `\\Z` is the usual way).
 
-Edge variants (`"edges": M` such calls per run, over the same first N inputs): the call made again with
-one argument at an edge of its own type: an empty str, bytes, list, tuple, dict or set (and a list or
-tuple cut to its first item), 0 or the negated number. Tests reach a changed method with the inputs its
-author thought of; the regressions they miss are often one step away (an empty input, a negative size).
-The value stays of the type the test gave, so both sides are asked a question the code could be asked.
+Edge variants (`"edges": M` calls per run, same first N inputs): one argument at an edge of its own type
+(prereview_variants.edges: empty, a list cut to its first item, 0, negated). Tests reach a changed method
+with the inputs its author thought of; the regressions they miss are often one step away. A variant's
+generator is run in the child (its first items, or what it raises): it fails on iteration, not the call.
 
 Replays (`"replays": N`, the first N distinct inputs per callable): the call's arguments, `self` among
 them, pickled as they were when the call started (zlib, base64, in chunks; at most `MAX_PICKLE` bytes),
@@ -64,6 +63,7 @@ from typing import Any
 
 import prereview_fork as fork
 import prereview_probe as probe
+from prereview_variants import drained, edges, line_broken, wrap
 
 _ROOT = os.getcwd()
 
@@ -188,7 +188,7 @@ class Recorder:
             return
         fn, names, pos, kw = call
         receiver = names[0] if "." in qual and names and names[0] in ("self", "cls") else None
-        for make, label in ((wrap, "wrapped"), (_line_broken, "line break"), (_edges, "edge")):
+        for make, label in ((wrap, "wrapped"), (line_broken, "line break"), (edges, "edge")):
             tried = 0  # at most two arguments varied per kind
             for i, name in enumerate(names):
                 if name == receiver or tried >= 2 or not self._budget(label):
@@ -253,7 +253,7 @@ class Recorder:
                 os.close(r)
                 fork.isolate(w, self.variant_timeout)
                 try:
-                    result = probe.return_record(fn(*pos, **kw), _ROOT, self.limit)
+                    result = probe.return_record(drained(fn(*pos, **kw)), _ROOT, self.limit)
                 except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
                     result = probe.exception_record(exc, _ROOT, self.limit)
                 mutated = {}
@@ -353,80 +353,6 @@ def _arguments(frame: Any) -> dict[str, Any]:
 MAX_HUNG = 2
 MAX_PICKLE = 24_000  # bytes of a call's compressed pickle
 CHUNK = 3_900  # characters per string of it (the host cuts longer strings it reads back)
-
-
-class Proxy:
-    """Forwards every attribute to its target, as `__getattr__`-based wrappers do; no special methods."""
-
-    __slots__ = ("_prereview_target",)
-
-    def __init__(self, target: Any) -> None:
-        object.__setattr__(self, "_prereview_target", target)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(object.__getattribute__(self, "_prereview_target"), name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(object.__getattribute__(self, "_prereview_target"), name, value)
-
-    def __delattr__(self, name: str) -> None:
-        delattr(object.__getattribute__(self, "_prereview_target"), name)
-
-    def __repr__(self) -> str:
-        return f"Proxy({probe.safe_repr(object.__getattribute__(self, '_prereview_target'))})"
-
-
-_PLAIN = (type(None), bool, int, float, complex, str, bytes, bytearray, type, range, slice)
-
-
-def wrap(value: Any, depth: int = 0) -> Any:
-    """`value` with its objects wrapped in a Proxy (inside plain dicts, lists and tuples too, two levels
-    deep); None when it holds no object to wrap (literals, classes, functions and modules are not)."""
-    kind = type(value)
-    if kind in (dict, list, tuple) and depth < 2:
-        items = list(value.items()) if kind is dict else list(enumerate(value))
-        changed = False
-        out = []
-        for k, v in items[:50]:
-            w = wrap(v, depth + 1)
-            changed = changed or w is not None
-            out.append((k, v if w is None else w))
-        if not changed:
-            return None
-        out += items[50:]
-        if kind is dict:
-            return dict(out)
-        return kind(v for _, v in out)
-    if isinstance(value, _PLAIN) or kind in (dict, list, tuple, set, frozenset):
-        return None
-    if hasattr(value, "__code__") or kind.__name__ in ("module", "builtin_function_or_method"):
-        return None  # functions and methods: called, not read
-    return Proxy(value)
-
-
-def _line_broken(value: Any) -> Any:
-    """A non-empty str or bytes argument with a line break added at its end (None for other values):
-    `$` in a regex matches before a final newline, so a check written with it lets the break through."""
-    if type(value) is str and value and not value.endswith("\n"):
-        return value + "\n"
-    if type(value) is bytes and value and not value.endswith(b"\n"):
-        return value + b"\n"
-    return None
-
-
-def _edges(value: Any) -> list[Any] | None:
-    """Values at an edge of `value`'s own (exact, built-in) type, at most two, none equal to it (None when
-    there are none): empty for a sized value and the first item alone for a longer list or tuple; 0 and
-    the negated number for an int or float (bool is not a number here)."""
-    kind = type(value)
-    out: list[Any] = []
-    if kind in (str, bytes, list, tuple, dict, set, frozenset) and len(value):
-        out.append(kind())
-        if kind in (list, tuple) and len(value) > 1:
-            out.append(kind(value[:1]))
-    elif kind in (int, float) and value == value:  # not NaN
-        out.extend([kind(0), -value] if value > 0 else [kind(0)] if value else [kind(-1)])
-    return out or None
 
 
 def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str, Any]] | None:

@@ -16,23 +16,16 @@ cases from at least three projects, or is a general oracle (issue 26); `general`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ... import pysyntax
 from .callables import Changed
-from .compare import Difference
+from .compare import Difference, clearest
+from .varied import _BREAK_WHY, _WRAPPED_WHY, edge_failure, edge_lost_check, lets_break_through, wrapped_fails
 
 Oracle = Callable[[Changed, Sequence[Difference]], list[Difference]]
-
-_ORIGIN_RANK = {"doctest": 0, "boundary": 1, "model": 2, "hypothesis": 3}
-
-
-def clearest(diffs: Sequence[Difference]) -> list[Difference]:
-    """Examples a reader takes in fastest: tests and docstrings first, then short calls."""
-    return sorted(diffs, key=lambda d: (_ORIGIN_RANK.get(d.origin, -1), len(d.call) + len(d.before)))
 
 
 @dataclass(frozen=True)
@@ -148,80 +141,8 @@ def gained_result(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
     return clearest(gained) if gained and len(gained) == len(diffs) else []
 
 
-def wrapped_fails(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
-    """Only head failing where base returned counts (a wrapper prints differently)."""
-    return clearest([d for d in diffs if d.head_failed])
-
-
-def lets_break_through(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
-    """Base rejected the value with a line break, head accepts it and passes it on: a check's answer
-    (None, True) or a result that still holds the break (head stripping it now is not letting it
-    through)."""
-
-    def one(d: Difference) -> bool:
-        if d.base.get("kind") != "raise" or d.head.get("kind") != "return":
-            return False
-        got = str(d.head.get("repr"))
-        return got in ("None", "True") or "\\n" in got
-
-    return clearest([d for d in diffs if one(d)])
-
-
-def _raises(source: str, error: str) -> int:
-    """How many `raise` statements of `error` (by its last name) a callable's source holds."""
-    name = error.rsplit(".", 1)[-1]
-    return len(re.findall(rf"\braise\s+(?:[\w.]+\.)?{re.escape(name)}\b", source)) if name else 0
-
-
-def _said_in(source: str, r: dict[str, Any]) -> bool:
-    """The exception's message is written in the source (its first words, a literal the code raises)."""
-    words = str(r.get("message") or "").strip()[:24]
-    return len(words) >= 8 and words in source
-
-
-def _deliberate(c: Changed, r: dict[str, Any], side: str) -> bool:
-    """`side`'s own code raises this error where the other side's does not: a check the change added
-    (side "head") or removed (side "base")."""
-    mine, other = (c.head_source, c.base_source) if side == "head" else (c.base_source, c.head_source)
-    error = str(r.get("type") or "")
-    return _raises(mine, error) > _raises(other, error) or (_said_in(mine, r) and not _said_in(other, r))
-
-
-def edge_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
-    """Head raises or crashes on an edge input where base returned, unless head's own code now raises
-    that error on purpose (a check the change added: input validation is not a regression)."""
-
-    def one(d: Difference) -> bool:
-        return d.head_failed and not (d.head.get("kind") == "raise" and _deliberate(c, d.head, "head"))
-
-    return clearest([d for d in diffs if one(d)])
-
-
-def edge_lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
-    """Base rejected an edge input with an error its own code raises, and the change removed that
-    `raise`: head now returns a result for it."""
-
-    def one(d: Difference) -> bool:
-        if d.base.get("kind") != "raise" or d.head.get("kind") != "return":
-            return False
-        return _deliberate(c, d.base, "base")
-
-    return clearest([d for d in diffs if one(d)])
-
-
 # ---------------------------------------------------------------- the table
 
-_WRAPPED_WHY = (
-    "Before this change it also took an object that forwards attribute access to the test's argument "
-    "(as file, stream and lazy-object wrappers do); now it fails on one. An `isinstance` check of an ABC "
-    "or a Protocol, or a special method looked up on the type, does not see through such wrappers; "
-    "`hasattr` does."
-)
-_BREAK_WHY = (
-    "Before this change it rejected the test's value with a line break at its end; now it lets it "
-    "through, so a CR/LF can reach a header, a log line or a protocol field (CRLF injection). In a "
-    "regex, `$` also matches before a final newline: anchor with `\\Z` (or use `fullmatch`)."
-)
 _NESTING_WHY = (
     "The values are before the outer block, in it, in the inner block, back in the outer block and after "
     "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
