@@ -359,8 +359,11 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
         row["tests_flagged"] = any(
             f.get("rule_id") == "tests/broken" and f["path"] in files for f in findings
         )
-    base = next((r for r in runs if r["which"] == "base"), None)
-    head = next((r for r in runs if r["which"] == "head"), None)
+    head_at = next((i for i, r in enumerate(runs) if r["which"] == "head"), len(runs))
+    # the base run the review compared with: the last before head's (an environment rebuilt after a base
+    # that tested nothing runs base again; the flaky re-runs of single tests come after head's)
+    base = next((r for r in reversed(runs[:head_at]) if r["which"] == "base"), None)
+    head = runs[head_at] if head_at < len(runs) else None
     row["tests_ran"] = base is not None
     row["base_usable"] = bool(base and not base["timed_out"] and (base["ok"] or base["passed"] > 0))
     row["base_summary"] = base["summary"] if base else None

@@ -29,6 +29,7 @@ PYTHON_RELEASED = {
     (3, 14): date(2025, 10, 7),
 }
 SUPPORT_LAG = timedelta(days=183)
+STALE = timedelta(days=90)  # a bound newer than this leaves out too little to be worth a rebuild
 PIP_WITH_BOUND = "pip>=26"  # the first pip with --uploaded-prior-to
 
 
@@ -48,6 +49,15 @@ def bound(
     this Python's floor when that is later; None when there is no bound."""
     low = floor(version)
     return None if low is None else max(commit_time.astimezone(UTC), low)
+
+
+def narrows(repo: Path, sha: str, now: datetime | None = None) -> bool:
+    """Whether the bound for this commit leaves releases out: it is over STALE old. A tree whose
+    requirements pin nothing (`Werkzeug >= 2.2.2`) gets today's releases, which an old tree's tests may
+    not import (flask 2.2 under Werkzeug 3: `url_quote` is gone); its date's releases may run them."""
+    when = commit_time(repo, sha)
+    limit = bound(when) if when is not None else None
+    return limit is not None and limit < (now or datetime.now(UTC)) - STALE
 
 
 def commit_time(repo: Path, sha: str) -> datetime | None:

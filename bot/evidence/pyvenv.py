@@ -89,11 +89,13 @@ def build_venv(
             reqs_args += binary  # wheels_only: no package's build code runs on this host
             retry = unpinned_args(files, read, layout.name, reqs, d, binary)
             relax = None if unpinned else relax_args(d, reqs, pins, binary)  # the failing pin alone first
-            if unpinned and retry is None:
-                raise EnvError("the test requirements have no versions to leave out")
             timeout = cfg.tests.build_timeout
             when = datebound.commit_time(repo, base_sha)
             limit = datebound.bound(when) if when is not None else None
+            if unpinned and retry is None:  # no pins to leave out: the same set, as of the base's date
+                if limit is None:
+                    raise EnvError("the test requirements have no versions to leave out")
+                retry = reqs_args
             if uv:
                 run_build(
                     [uv, "venv", "--quiet", "--python", base_python(), str(d)], cwd=None, timeout=timeout

@@ -111,7 +111,9 @@ def run_tests(
         base = runner.at_commit(repo, change.base_sha, hook)
         why = projectenv.unusable(base)
         pinned = pins_versions(_requirements(env)) and not any("without their pins" in n for n in env.notes)
-        if why is not None and env.kind == "built" and pinned:  # old pins that install, do not run
+        broke = why is not None and why.startswith(("collection failed", "no test ran"))  # not a timeout
+        dated = not pinned and broke and datebound.narrows(repo, change.base_sha)
+        if why is not None and env.kind == "built" and (pinned or dated):  # installs, does not run
             retried = _unpinned(argv, change, cfg, runner, base, env, env_dir, hook, progress)
             if retried is not None:
                 env, runner, base, sandbox, note = retried
@@ -184,8 +186,10 @@ def _unpinned(
     progress: Progress,
 ) -> tuple[projectenv.ProjectEnv, TestRunner, TestRun, Sandbox, str] | None:
     """The base run tested nothing with the pinned test requirements (pytest 6 on Python 3.11): the same
-    requirements without their versions, once. The new environment, runner, base run, sandbox and the
-    note saying so; None when that run is not usable either."""
+    requirements without their versions, once; with nothing pinned, today's releases (Werkzeug 3 under
+    flask 2.2): the same requirements as released at the base commit's date (datebound.narrows).
+    The new environment, runner, base run, sandbox and the note saying so; None when that run is not
+    usable either."""
     assert change.workdir is not None
     retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True)
     if retried.error is not None:
@@ -205,6 +209,17 @@ def _unpinned(
         ),
         "",
     )
+    if not pins_versions(_requirements(env)):  # nothing pinned: today's releases, then the base's date's
+        return (
+            retried,
+            again,
+            unpinned_base,
+            sandbox,
+            (
+                "Test environment: the tests did not run with today's releases of the test requirements "
+                f"({why}); installed them {bounded or 'as released at the base commit'} instead."
+            ),
+        )
     note = (
         "Test environment: the tests did not run with the pinned test requirements ("
         + (f"`{pin}`: " if pin else "")

@@ -444,9 +444,37 @@ def test_the_bound_is_the_base_commits_date_never_before_this_pythons_support():
     assert datebound.args("uv", flask_2021) == ["--exclude-newer", "2021-05-21T15:04:00Z"]
 
 
+def test_a_bound_is_worth_a_rebuild_only_for_an_old_base(tmp_path) -> None:
+    """Requirements that pin nothing get today's releases; only a base old enough that its date leaves
+    releases out is rebuilt as of its date (flask 2.2's `Werkzeug >= 2.2.2` got Werkzeug 3)."""
+    from datetime import datetime, timezone
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    for cmd in (
+        ["init", "-q"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"],
+    ):
+        env = {
+            **os.environ,
+            "GIT_COMMITTER_DATE": "2024-03-01T12:00:00Z",
+            "GIT_AUTHOR_DATE": "2024-03-01T12:00:00Z",
+        }
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
+    sha = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    utc = timezone.utc
+    assert datebound.narrows(repo, sha, now=datetime(2026, 12, 1, tzinfo=utc))
+    assert not datebound.narrows(repo, sha, now=datetime(2024, 4, 1, tzinfo=utc))  # a month old: today's
+    assert not datebound.narrows(repo, "0" * 40)  # no such commit: no bound
+
+
 @pytest.mark.slow
-def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(tmp_path, monkeypatch):
-    """A 2021 tree (base commit dated 2024, after this Python's floor) whose pin was left out: the index
+@pytest.mark.parametrize("pinned", [True, False])
+def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(pinned, tmp_path, monkeypatch):
+    """A 2021 tree (base commit dated 2024, after this Python's floor) whose pin was left out (or that pins
+    nothing and whose tests did not run with today's releases): the index
     has prv-dated 2.0 (2025) and 1.0 (2020); the unpinned install takes 1.0, as a resolver would have
     then, and the environment's note says so. pytest and pip 26 come from the machine's configured index."""
     from bot.config import build
@@ -468,6 +496,8 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(tmp_pa
         monkeypatch.setenv("PIP_EXTRA_INDEX_URL", f"http://127.0.0.1:{server.server_port}/simple")
         monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
         tree = {"requirements/tests.in": "prv-dated\n", "requirements/tests.txt": "prv-dated==0.1\n"}
+        if not pinned:  # a lower bound alone (no pin to leave out): the same set, as of the base's date
+            tree = {"requirements/tests.txt": "prv-dated >= 0.1\n"}
         repo = tmp_path / "repo"
         repo.mkdir()
         for k, v in tree.items():
