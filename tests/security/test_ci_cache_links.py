@@ -32,6 +32,7 @@ EVIL = '#!/bin/sh\necho "$0 $*" >> {marker}\n'
 # (`--cached`: not there) as the real one does.
 STUB = """#!/bin/sh
 echo "$(basename "$0") $*" >> {calls}
+[ "$1" = -I ] && shift
 case "$1 $2 $3" in
   "-m bot.cli.ci_model --cached") exit 1 ;;
   "-m bot.cli.ci_model "*) m="$PREREVIEW_CACHE_DIR/models" && mkdir -p "$m" && echo built > "$m/m.gguf" ;;
@@ -43,6 +44,7 @@ exit 0
 
 # A python:3.x image's python3: `-m venv DIR` makes a venv of stubs.
 PYTHON3 = """#!/bin/sh
+[ "$1" = -I ] && shift
 case "$1" in
   -V) echo "{version}" ;;
   -c) echo cp311 ;;
