@@ -1,7 +1,8 @@
 """`python -m NAME` puts the working directory first on sys.path, and a CI job's working directory is the
 change's checkout: a `bot/`, `pip/`, `venv/` or `bandit/` package the change commits there would be what
-runs, on the host, with the token in its environment. Every `python -m` the GitLab template, the Gitea
-example and prereview's host side run is isolated (`-I`: no working directory, no PYTHON* variables)."""
+runs, on the host, with the token in its environment (`python -c` too, for any import but a builtin).
+Every such run of the GitLab template, the Gitea example, the Action's scripts and prereview's host side
+is isolated (`-I`: no working directory on sys.path, no PYTHON* variables)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,22 @@ def _image(tmp_path: Path) -> Image:
     return Image(path=[str(venv / "bin")], env={"PREREVIEW_CACHE_DIR": str(tmp_path / "baked")})
 
 
-@pytest.mark.parametrize("path", [TEMPLATE, WORKFLOW], ids=["gitlab", "gitea"])
-def test_every_python_module_run_is_isolated(path: Path) -> None:
-    text = path.read_text()
-    runs = re.findall(r"python3?\"?((?:\s+-\w+)*)\s+-m\s", text)
-    assert runs and all("-I" in flags.split() for flags in runs), runs
+SHIPPED = [TEMPLATE, WORKFLOW, *sorted((ROOT / "scripts" / "ci").glob("*.sh"))]
+# a python (python, python3, "$py", "$PREREVIEW_PYTHON", ".../bin/python"), its flags, then -m or -c
+RUN = re.compile(r"(?:python3?|\$py|PYTHON)\"?((?:\s+-\w+)*)\s+-[mc]\s")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_python_run_is_isolated(path: Path) -> None:
+    """The template, the Gitea example and the Action's scripts run in (or mount) the change's checkout."""
+    runs = RUN.findall(path.read_text())
+    assert all("-I" in flags.split() for flags in runs), runs
+
+
+def test_the_isolation_check_sees_every_python_run() -> None:
+    found = {p.name for p in SHIPPED if RUN.search(p.read_text())}
+    assert {"prereview.yml", "install.sh", "review.sh", "model.sh", "image-model.sh", "plan.sh"} <= found
+    assert RUN.findall('"$py" -I -c x') == [" -I"] and RUN.findall('"$py" -c x') == [""]
 
 
 def test_gitlab_never_imports_the_checkouts_packages(tmp_path: Path) -> None:
