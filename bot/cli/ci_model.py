@@ -74,6 +74,7 @@ def _pip_install(name: str, parts: list[str], scratch: str) -> None:
         subprocess.run(
             [
                 sys.executable,
+                "-I",  # never a `pip` package in the working directory (a CI job's: the change's checkout)
                 "-m",
                 "pip",
                 "install",

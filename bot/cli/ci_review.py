@@ -12,6 +12,8 @@ Everything posted is masked with the CI's tokens, whatever their shape, and the 
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,16 @@ class Outlet(Protocol):
     def publish(self, change: ChangeRequest, review: Review, scope: Diff | None, cfg: Config) -> None: ...
 
 
+def write_report(path: Path, text: str) -> None:
+    """The report replaces whatever is at its path in the checkout: a link the change committed there
+    (`gl-code-quality-report.json -> ~/.bashrc`) is replaced, never written through."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # a new file, never a link
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o644)  # as write_text made it: the runner's artifact upload reads it
+    os.replace(tmp, path)
+
+
 @dataclass
 class CiOutlet:
     """GitLab's, Gitea's and Bitbucket's `Outlet`: the log lines, the Code Quality report, the exit code,
@@ -59,7 +71,7 @@ class CiOutlet:
         from ..review_filters import skip_message
 
         if self.report is not None:
-            self.report.write_text("[]\n", encoding="utf-8")  # the job's report artifact still exists, empty
+            write_report(self.report, "[]\n")  # the job's report artifact still exists, empty
         self.progress.message(f"{self.label}: {skip_message(why, f'run `prereview {self.command} --force`')}")
 
     def publish(self, change: ChangeRequest, review: Review, scope: Diff | None, cfg: Config) -> None:
@@ -71,7 +83,7 @@ class CiOutlet:
         if self.report is not None:
             from ..render.codequality import render_codequality
 
-            self.report.write_text(render_codequality(review), encoding="utf-8")
+            write_report(self.report, render_codequality(review))
             self.progress.message(f"{count}; wrote the Code Quality report to {self.report}")
         else:
             self.progress.message(f"{count}{self.where}")

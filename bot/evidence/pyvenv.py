@@ -115,7 +115,8 @@ def build_venv(
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
             else:
-                run_build([base_python(), "-m", "venv", str(d)], cwd=None, timeout=timeout)
+                # -I: the stdlib's venv, never a `venv` package in the working directory (a CI job's checkout)
+                run_build([base_python(), "-I", "-m", "venv", str(d)], cwd=None, timeout=timeout)
                 pip = [*_pip(exe, d), "--disable-pip-version-check", "--no-input"]
 
                 def step(args: list[str]) -> None:  # not -q: pip's `Collecting x` names what failed

@@ -28,7 +28,7 @@ if [ "${1:-}" = fetch ]; then
   mkdir -p "$dir"  # the runner's user owns it, not the engine's
   echo '*' > "$dir/.gitignore"  # never part of a later step's `git add -A` in the checkout
   exec docker run --rm --user "$(id -u):$(id -g)" -v "$dir:$dir" -e HOME=/tmp -e PREREVIEW_CACHE_DIR -w "$dir" \
-    "$PREREVIEW_IMAGE" python -m bot.cli.ci_model "$model"
+    "$PREREVIEW_IMAGE" python -I -m bot.cli.ci_model "$model"
 fi
 
 : "${GITHUB_OUTPUT:?}" "${ACTION_PATH:?}"
@@ -39,7 +39,7 @@ case "$model" in hf:*|*.gguf|*/*)
   ;;
 esac
 rc=0
-docker run --rm "$PREREVIEW_IMAGE" python -m bot.cli.ci_model --cached "$model" || rc=$?
+docker run --rm "$PREREVIEW_IMAGE" python -I -m bot.cli.ci_model --cached "$model" || rc=$?
 case "$rc" in
   0)
     echo "prereview: ${model:-the default model} is baked into $PREREVIEW_IMAGE: used where it is, nothing cached"

@@ -36,7 +36,7 @@ pip_flags=(--disable-pip-version-check --quiet)
 t0=$SECONDS
 say() { echo "prereview-install: $*"; }
 
-[ -x "$PREREVIEW_VENV/bin/python" ] || "$PREREVIEW_PYTHON" -m venv "$PREREVIEW_VENV"
+[ -x "$PREREVIEW_VENV/bin/python" ] || "$PREREVIEW_PYTHON" -I -m venv "$PREREVIEW_VENV"
 py="$PREREVIEW_VENV/bin/python"
 
 extras="scanners"
@@ -52,7 +52,7 @@ fi
 spec="$PREREVIEW_SPEC[$extras]"
 say "pip install $spec"
 t1=$SECONDS
-"$py" -m pip install "${pip_flags[@]}" "${find_links[@]}" "$spec"
+"$py" -I -m pip install "${pip_flags[@]}" "${find_links[@]}" "$spec"
 say "prereview and its scanners installed in $((SECONDS - t1)) s"
 t1=$SECONDS
 
@@ -63,18 +63,18 @@ if [ -n "${PREREVIEW_SEMGREP:-}" ]; then
   mkdir -p "$sg/bin" && ln -sf "$PREREVIEW_SEMGREP" "$sg/bin/semgrep"
 elif [ ! -x "$sg/bin/semgrep" ]; then
   say "semgrep $PREREVIEW_SEMGREP_VERSION (own venv)"
-  "$PREREVIEW_PYTHON" -m venv "$sg"
-  "$sg/bin/python" -m pip install "${pip_flags[@]}" "semgrep==$PREREVIEW_SEMGREP_VERSION"
+  "$PREREVIEW_PYTHON" -I -m venv "$sg"
+  "$sg/bin/python" -I -m pip install "${pip_flags[@]}" "semgrep==$PREREVIEW_SEMGREP_VERSION"
 fi
 ln -sf "$sg/bin/semgrep" "$PREREVIEW_VENV/bin/semgrep"
 say "semgrep ready in $((SECONDS - t1)) s"
 
 # Fail here, with the reason, rather than in the review: every scanner and the runtime must load.
 "$PREREVIEW_VENV/bin/prereview" --version >/dev/null
-"$py" -m bandit --version >/dev/null
-"$py" -c "import detect_secrets" 
+"$py" -I -m bandit --version >/dev/null
+"$py" -I -c "import detect_secrets" 
 "$PREREVIEW_VENV/bin/semgrep" --version >/dev/null
 if [ "$PREREVIEW_LLAMA" = 1 ]; then
-  "$py" -c "from bot.models.llama_cpp import load_backends; n = load_backends(); assert n, 'llama.cpp loaded no backend'"
+  "$py" -I -c "from bot.models.llama_cpp import load_backends; n = load_backends(); assert n, 'llama.cpp loaded no backend'"
 fi
 say "done in $((SECONDS - t0)) s"

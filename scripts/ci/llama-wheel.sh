@@ -36,7 +36,7 @@ fi
 echo "prereview-install: llama-cpp-python $PREREVIEW_LLAMA_VERSION: compiling a portable $build wheel (once; minutes)"
 t0=$SECONDS
 # --no-binary: a binary wheel from an index would be whatever that index built, not this build.
-CMAKE_ARGS="$cmake_args" "$py" -m pip wheel --disable-pip-version-check --quiet --no-deps \
+CMAKE_ARGS="$cmake_args" "$py" -I -m pip wheel --disable-pip-version-check --quiet --no-deps \
   --no-binary llama-cpp-python -w "$PREREVIEW_WHEELHOUSE" "llama-cpp-python==$PREREVIEW_LLAMA_VERSION"
 echo "$cmake_args" > "$PREREVIEW_WHEELHOUSE/CMAKE_ARGS"
 echo "prereview-install: llama-cpp-python compiled in $((SECONDS - t0)) s"

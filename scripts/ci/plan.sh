@@ -9,7 +9,7 @@ set -euo pipefail
 : "${ACTION_PATH:?}" "${GITHUB_OUTPUT:?}"
 root="$ACTION_PATH"
 python="${PYTHON_PATH:-$(command -v python3)}"
-pyver="${PYTHON_VERSION:-$("$python" -c 'import platform; print(platform.python_version())')}"
+pyver="${PYTHON_VERSION:-$("$python" -I -c 'import platform; print(platform.python_version())')}"
 build="${LLAMA_BUILD:-cpu}"
 case "$build" in cpu|cpu-all|cuda) ;; *) echo "prereview: llama-build must be cpu, cpu-all or cuda (got '$build')" >&2; exit 2 ;; esac
 llama_version="$(sed -n 's/^llama = \["llama-cpp-python==\([^"]*\)"\]/\1/p' "$root/pyproject.toml")"

@@ -16,7 +16,7 @@ if [ -n "${PREREVIEW_INPUT_N_GPU_LAYERS:-}" ]; then args+=(--n-gpu-layers "$PRER
 
 if [ -z "${PREREVIEW_IMAGE:-}" ]; then
   # `args` is split like a command line (quotes honoured, nothing expanded), then appended.
-  exec "$PREREVIEW_VENV/bin/python" -m bot.cli.shellwords PREREVIEW_INPUT_ARGS -- \
+  exec "$PREREVIEW_VENV/bin/python" -I -m bot.cli.shellwords PREREVIEW_INPUT_ARGS -- \
     "$PREREVIEW_VENV/bin/prereview" github "${args[@]}"
 fi
 
@@ -58,4 +58,4 @@ fi
 echo "prereview: reviewing in $PREREVIEW_IMAGE"
 exec docker run --rm --user "$(id -u):$(id -g)" "${sec[@]}" "${mounts[@]}" "${envs[@]}" \
   -w "$GITHUB_WORKSPACE" "$PREREVIEW_IMAGE" \
-  python -m bot.cli.shellwords PREREVIEW_INPUT_ARGS -- prereview github "${args[@]}"
+  python -I -m bot.cli.shellwords PREREVIEW_INPUT_ARGS -- prereview github "${args[@]}"

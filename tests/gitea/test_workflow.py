@@ -84,7 +84,9 @@ def _stub_image(tmp_path: Path, cache_dir: Path) -> Image:
     which cache dir it was given, and the image's ENV (PREREVIEW_CACHE_DIR)."""
     bin_dir = tmp_path / "image-bin"
     bin_dir.mkdir()
-    (bin_dir / "python").write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" "$@"\n')
+    # installed in the image; here this checkout, by PYTHONPATH (which `python -I` would ignore)
+    python = f'#!/bin/sh\n[ "$1" = -I ] && shift\nPYTHONPATH="{ROOT}" exec "{sys.executable}" "$@"\n'
+    (bin_dir / "python").write_text(python)
     (bin_dir / "prereview").write_text('#!/bin/sh\necho "prereview $* cache=$PREREVIEW_CACHE_DIR"\n')
     for f in bin_dir.iterdir():
         f.chmod(0o755)

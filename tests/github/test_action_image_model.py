@@ -39,7 +39,8 @@ class Rig:
         runner_bin.mkdir()
         py = sys.executable
         (image_bin / "python").write_text(
-            f'#!/bin/sh\nexport PYTHONPATH="{ROOT}"\n'
+            f'#!/bin/sh\nexport PYTHONPATH="{ROOT}"\n'  # installed in the image; `-I` would ignore it
+            '[ "$1" = -I ] && shift\n'
             'if [ "$1 $2" = "-m bot.cli.ci_model" ] && [ "$3" != --cached ] && '
             f'! "{py}" -m bot.cli.ci_model --cached "$3"; then\n'
             f'  echo fetched >> "{self.fetches}"\n'

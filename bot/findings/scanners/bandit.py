@@ -18,7 +18,7 @@ _DOWN = {"critical": "high", "high": "medium", "medium": "low", "low": "low"}
 
 def command() -> list[str]:
     if importlib.util.find_spec("bandit") is not None:
-        return [sys.executable, "-m", "bandit"]
+        return [sys.executable, "-I", "-m", "bandit"]  # -I: never a `bandit` package in the working directory
     exe = shutil.which("bandit")
     if exe is None:
         raise ScannerMissing(
