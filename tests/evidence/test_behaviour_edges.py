@@ -213,3 +213,15 @@ def test_a_generator_that_fails_on_an_empty_input_now_is_a_finding(make_repo, tm
     (f,) = [f for f in _review(repo, tmp_path)["findings"] if f["source"] == "behaviour"]
     assert f["rule_id"] == "behaviour/edge-failure"
     assert "evenly([]): before yields []; after raises ValueError" in f["evidence"]
+
+
+def test_a_generators_later_steps_are_not_more_calls(tmp_path) -> None:
+    """settrace reports each resumption of a generator as a `call`, with its locals: one call of the
+    generator used up the per-input variants, and a local reassigned inside it looked like an argument."""
+    (tmp_path / "mix.py").write_text(
+        EVENLY.replace("    longest =", "    groups = list(groups)\n    longest =")
+    )
+    (tmp_path / "test_mix.py").write_text(EVENLY_TEST)
+    calls = _plugin_alone(tmp_path, {"mix.py": ["evenly"]}, variants=1, edges=10)
+    assert [c.args for c in calls if not c.variant] == [(("groups", "[[1, 2], [3]]"),)]
+    assert sorted(dict(c.args)["groups"] for c in calls if c.variant == "edge groups") == ["[[1, 2]]", "[]"]

@@ -13,7 +13,7 @@ LIMIT = 300
 # module -> its length when listed; lower an entry whenever the module shrinks, never raise one
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 591,
-    "bot/evidence/behaviour/prereview_trace.py": 515,
+    "bot/evidence/behaviour/prereview_trace.py": 475,
     "bot/config.py": 506,
     "bot/evidence/behaviour/judge.py": 470,
     "bot/evidence/behaviour/callables.py": 466,

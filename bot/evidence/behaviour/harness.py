@@ -28,6 +28,7 @@ SCRIPTS = (
     "prereview_probe.py",
     "prereview_fork.py",
     "prereview_variants.py",
+    "prereview_frames.py",
     "prereview_trace.py",
     "prereview_calls.py",
     "prereview_harness.py",

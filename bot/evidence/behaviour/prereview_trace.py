@@ -63,6 +63,9 @@ from typing import Any
 
 import prereview_fork as fork
 import prereview_probe as probe
+from prereview_frames import arguments as _arguments
+from prereview_frames import call_of as _call_of
+from prereview_frames import resumed as _resumed
 from prereview_variants import drained, edges, line_broken, wrap
 
 _ROOT = os.getcwd()
@@ -342,52 +345,9 @@ class Recorder:
             fh.flush()
 
 
-def _arguments(frame: Any) -> dict[str, Any]:
-    code = frame.f_code
-    n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
-    loc = frame.f_locals
-    return {name: loc[name] for name in code.co_varnames[:n] if name in loc}
-
-
 MAX_HUNG = 2
 MAX_PICKLE = 24_000  # bytes of a call's compressed pickle
 CHUNK = 3_900  # characters per string of it (the host cuts longer strings it reads back)
-
-
-def _call_of(frame: Any, qual: str) -> tuple[Any, list[str], list[Any], dict[str, Any]] | None:
-    """(function, parameter names, positional values, keyword values) of the call `frame` starts, the
-    function found by its qualified name in its module (through staticmethod, classmethod, property and
-    `__wrapped__`); None when it cannot be found."""
-    target: Any = frame.f_code
-    obj: Any = frame.f_globals.get(qual.split(".")[0])
-    for part in qual.split(".")[1:]:
-        space = getattr(obj, "__dict__", None)  # a class's is a mappingproxy
-        try:
-            obj = space[part]  # type: ignore[index]
-        except (KeyError, TypeError):
-            return None
-    obj = getattr(obj, "fget", None) if isinstance(obj, property) else getattr(obj, "__func__", obj)
-    for _ in range(5):
-        if getattr(obj, "__code__", None) is target:
-            break
-        obj = getattr(obj, "__wrapped__", None)
-    if getattr(obj, "__code__", None) is not target:
-        return None
-    loc, code = frame.f_locals, frame.f_code
-    n, k = code.co_argcount, code.co_kwonlyargcount
-    names = list(code.co_varnames[: n + k])
-    if any(x not in loc for x in names):
-        return None
-    pos = [loc[x] for x in names[:n]]
-    kw = {x: loc[x] for x in names[n:]}
-    i = n + k
-    if code.co_flags & 0x04:
-        pos += list(loc.get(code.co_varnames[i], ()))
-        i += 1
-    if code.co_flags & 0x08:
-        kw.update(loc.get(code.co_varnames[i], {}))
-    return obj, names, pos, kw
 
 
 # ---------------------------------------------------------------- the two event sources
@@ -446,7 +406,7 @@ class _Settrace:  # before 3.12: a global tracer that only returns a local one f
         if event != "call":
             return None
         key = self.rec.target_of(frame.f_code)
-        if key is None:
+        if key is None or _resumed(frame):  # a generator's next step is not another call
             return None
         self.rec.on_start(frame, key)
         pending: list[BaseException] = []
