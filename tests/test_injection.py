@@ -150,7 +150,11 @@ def test_no_program_runs_but_git_and_the_scanners(injected_repo: Path, monkeypat
         )
         # ... and once checks that bubblewrap can start at all on this host (a fixed command of ours)
         sandbox_probe = "bwrap" in line and "--unshare-all" in line and line.endswith("-- /bin/sh -c exit 0")
-        allowed = prog in ("git", "semgrep", "tar") or argv[1:3] == ["-m", "bandit"]
+        allowed = (
+            prog in ("git", "semgrep", "tar")
+            or argv[1:3] in (["-m", "bandit"], ["-I", "-m"])
+            and "bandit" in argv[1:4]
+        )
         assert allowed or sandboxed_harness or sandbox_probe, line
         assert not any(bad in " ".join(argv) for bad in ("curl", "rm -rf", "evil.example"))
 
