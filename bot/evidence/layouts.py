@@ -158,12 +158,6 @@ def requirement_files(files: Sequence[str]) -> list[str]:
     return kept
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return _lines(value)
-    return [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else []
-
-
 def uv_lock_pins(
     text: str | None, own: str | None, environment: dict[str, str] | None = None
 ) -> tuple[str, ...]:

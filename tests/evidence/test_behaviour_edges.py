@@ -3,44 +3,19 @@ negated), at base and at head, so a regression one step from the tests' inputs i
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-import jsonschema
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from bot.cli.root import cli
-from bot.evidence.behaviour import compare, harness, rules
+from bot.evidence.behaviour import compare, rules
 from bot.evidence.behaviour.callables import Changed
+
+from .test_behaviour import _plugin_alone
+from .test_behaviour_objects import _review
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
 )
-SCHEMA = json.loads((Path(__file__).parents[2] / "bot/schemas/review.schema.json").read_text())
-
-
-def _plugin_alone(tmp_path: Path, targets: dict, **spec) -> list[compare.Call]:
-    """The tracer plugin alone (no sandbox: the code is this test's own) on the tests in `tmp_path`."""
-    scripts = Path(harness.__file__).parent
-    for name in harness.SCRIPTS:
-        shutil.copy(scripts / name, tmp_path / name)
-    (tmp_path / "spec.json").write_text(json.dumps({"targets": targets, "out": "t.jsonl", **spec}))
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "PREREVIEW_TRACE_SPEC": "spec.json"}
-    res = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "prereview_trace", "-p", "no:cacheprovider"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    return compare.from_trace((tmp_path / "t.jsonl").read_text())[0]
 
 
 def test_each_argument_is_tried_at_the_edges_of_its_own_type(tmp_path) -> None:
@@ -120,18 +95,6 @@ def test_a_removed_check_that_rejected_an_edge_is_a_finding() -> None:
     assert rules.edge_lost_check(kept, [lost]) == []  # the check is still there: some other cause
 
 
-def _review(repo: Path, tmp_path: Path) -> dict:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
-    cfg = tmp_path / "cfg.yml"
-    cfg.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}}))
-    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
-    jsonschema.validate(data, SCHEMA)
-    return data
-
-
 MEAN = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
 MEAN_BUG = "def mean(xs):\n    total = sum(xs)\n    return total / len(xs)\n"
 MEAN_TEST = "from stats import mean\n\n\ndef test_mean():\n    assert mean([2, 4]) == 3\n"
@@ -142,7 +105,7 @@ def test_a_guard_lost_for_an_empty_input_no_test_gives_is_a_finding_with_the_cal
     make_repo, tmp_path
 ) -> None:
     repo = make_repo({"stats.py": MEAN, "test_stats.py": MEAN_TEST}, {"stats.py": MEAN_BUG})
-    data = _review(repo, tmp_path)
+    data = _review(repo, tmp_path, [])
     assert not any(f["source"] == "tests" for f in data["findings"])  # the test passes at head
     (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert (f["rule_id"], f["severity"], f["path"], f["line"]) == (
@@ -168,7 +131,7 @@ CHUNK_TEST = (
 @needs_bwrap
 def test_a_removed_check_is_a_finding_and_an_added_one_is_not(make_repo, tmp_path) -> None:
     repo = make_repo({"chunk.py": CHUNK, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK_BUG})
-    (f,) = [f for f in _review(repo, tmp_path)["findings"] if f["source"] == "behaviour"]
+    (f,) = [f for f in _review(repo, tmp_path, [])["findings"] if f["source"] == "behaviour"]
     assert (f["rule_id"], f["severity"]) == ("behaviour/edge-lost-check", "medium")
     assert "chunks([1, 2, 3], -2): before raises ValueError: n must be at least 1; after []" in f["evidence"]
 
@@ -176,7 +139,7 @@ def test_a_removed_check_is_a_finding_and_an_added_one_is_not(make_repo, tmp_pat
     other.mkdir()
     shutil.rmtree(repo)
     repo = make_repo({"chunk.py": CHUNK_BUG, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK})
-    data = _review(repo, other)
+    data = _review(repo, other, [])
     assert not [f for f in data["findings"] if f["source"] == "behaviour" and f["severity"] != "low"]
 
 
@@ -210,7 +173,7 @@ def test_a_variants_generator_is_run_in_the_child_so_it_fails_where_it_would(tmp
 @needs_bwrap
 def test_a_generator_that_fails_on_an_empty_input_now_is_a_finding(make_repo, tmp_path) -> None:
     repo = make_repo({"mix.py": EVENLY, "test_mix.py": EVENLY_TEST}, {"mix.py": EVENLY_BUG})
-    (f,) = [f for f in _review(repo, tmp_path)["findings"] if f["source"] == "behaviour"]
+    (f,) = [f for f in _review(repo, tmp_path, [])["findings"] if f["source"] == "behaviour"]
     assert f["rule_id"] == "behaviour/edge-failure"
     assert "evenly([]): before yields []; after raises ValueError" in f["evidence"]
 

@@ -58,9 +58,9 @@ def trace_hook(
     replays: int = 0,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
-        for the first `variants` inputs of each the same call with an argument wrapped (and, `edges` times
-    per run, at an edge of its type), and for the first
-        `replays` the call's arguments pickled, to be made again at the other side (see the plugin)."""
+    for the first `variants` inputs of each the same call with an argument varied (wrapped, with a line
+    break, and `edges` times per run at an edge of its type), and for the first `replays` the call's
+    arguments pickled, to be made again at the other side (see the plugin)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)

@@ -66,7 +66,7 @@ import prereview_probe as probe
 from prereview_frames import arguments as _arguments
 from prereview_frames import call_of as _call_of
 from prereview_frames import resumed as _resumed
-from prereview_variants import drained, edges, line_broken, wrap
+from prereview_variants import KINDS, drained
 
 _ROOT = os.getcwd()
 
@@ -191,7 +191,7 @@ class Recorder:
             return
         fn, names, pos, kw = call
         receiver = names[0] if "." in qual and names and names[0] in ("self", "cls") else None
-        for make, label in ((wrap, "wrapped"), (line_broken, "line break"), (edges, "edge")):
+        for label, make in KINDS:
             tried = 0  # at most two arguments varied per kind
             for i, name in enumerate(names):
                 if name == receiver or tried >= 2 or not self._budget(label):
@@ -201,7 +201,7 @@ class Recorder:
                     continue
                 tried += 1
                 done.add(sig)  # only inputs with something to vary count against `variants`
-                for varied in values if label == "edge" else [values]:
+                for varied in values:
                     if not self._budget(label):
                         break
                     if label == "edge":

@@ -92,6 +92,10 @@ def line_broken(value: Any) -> Any:
     return None
 
 
+def _one(value: Any) -> list[Any] | None:
+    return None if value is None else [value]
+
+
 def edges(value: Any) -> list[Any] | None:
     """Values at an edge of `value`'s own (exact, built-in) type, at most two, none equal to it (None when
     there are none): empty for a sized value and the first item alone for a longer list or tuple; 0 and
@@ -105,3 +109,11 @@ def edges(value: Any) -> list[Any] | None:
     elif kind in (int, float) and value == value:  # not NaN
         out.extend([kind(0), -value] if value > 0 else [kind(0)] if value else [kind(-1)])
     return out or None
+
+
+# (label, the values an argument is varied to, None when none): the tracer's kinds of variant, in order
+KINDS = (
+    ("wrapped", lambda v: _one(wrap(v))),
+    ("line break", lambda v: _one(line_broken(v))),
+    ("edge", edges),
+)
