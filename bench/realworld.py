@@ -332,6 +332,28 @@ def example_of(f: dict[str, Any]) -> bool:
     return f.get("source") == "behaviour" or f.get("rule_id") == "tests/broken"
 
 
+def only_from(f: dict[str, Any], tests: set[str]) -> bool:
+    """Each example the finding shows names its test (`(in test `id`)`), and each such test is in `tests`."""
+    named = re.findall(r"\(in test `([^`]+)`\)", f.get("message", ""))
+    examples = [e for e in str(f.get("evidence") or "").split(" | ") if e and not e.startswith("judge:")]
+    return bool(named) and len(named) >= len(examples) and all(test_name(t) in tests for t in named)
+
+
+def removed_tests(case: dict[str, Any], repo: Path) -> list[str]:
+    """The test functions (by name) base's test files define and head's do not: for a `hidden` case, the
+    fix's regression tests."""
+    gone: set[str] = set()
+    for path in case["test_files"] if case["kind"] == "hidden" else ():
+        texts = []
+        for rev in ("HEAD^", "HEAD"):
+            got = subprocess.run(
+                ["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True
+            )
+            texts.append(set(re.findall(r"def (test\w*)", got.stdout)) if got.returncode == 0 else set())
+        gone |= texts[0] - texts[1]
+    return sorted(gone)
+
+
 def source_of(f: dict[str, Any]) -> str:
     if f.get("rule_id") == "tests/broken":
         return "tests"
@@ -350,8 +372,13 @@ def score(case: dict[str, Any], findings: list[dict[str, Any]], runs: list[dict[
             and any(f["line"] - 2 <= n <= (f.get("end_line") or f["line"]) + 2 for n in case["truth_lines"])
         ]
         ok = [f for f in located if f.get("source") != "behaviour" or example_of(f)]
+        removed = set(case.get("removed_tests") or ())
         row |= {
             "detected": bool(ok),
+            # every example of every hit came from a test the change deletes (base ran the fix's own
+            # regression test; its calls were made again at head): the corpus's construction, not a
+            # regression a real pull request's base would have a test for
+            "via_removed_test": bool(ok) and bool(removed) and all(only_from(f, removed) for f in ok),
             "with_example": any(example_of(f) for f in located),
             "detected_by": sorted({source_of(f) for f in ok}),
         }
@@ -616,8 +643,9 @@ def cmd_run(args: argparse.Namespace) -> None:
             with tempfile.TemporaryDirectory(prefix="prereview-rw-") as tmp:
                 try:
                     repo = materialize(c, clones[c["project"]], Path(tmp) / "repo")
+                    row["removed_tests"] = removed_tests(c, repo)
                     cold = review_case(c, repo, cfg, lazy, rec, Path(tmp) / "cache")
-                    row |= cold | score(c, cold["findings"], cold["runs"])
+                    row |= cold | score(row, cold["findings"], cold["runs"])
                     if c["kind"] in warm_kinds:
                         warm = review_case(c, repo, cfg, lazy, rec, Path(tmp) / "cache")
                         row["warm"] = {k: warm[k] for k in ("seconds", "seconds_model", "seconds_tests")}
@@ -732,11 +760,19 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             for s in r.get("detected_by", []) if r["detected"] else []:
                 srcs[s] += 1
         hit, example = sum(r["detected"] for r in h), sum(r["with_example"] for r in h)
+        known = [r for r in h if "removed_tests" in r]
         lines.append(
             f"hidden   flagged on the right lines (>=medium, +-2) {_pct(hit, len(h))}; "
             f"with a concrete example {_pct(example, len(h))}; by source: "
             + (", ".join(f"{k} {v}" for k, v in sorted(srcs.items())) or "none")
         )
+        if known:
+            leak = sum(r["via_removed_test"] for r in known)
+            lines.append(
+                f"hidden   of those, flagged only through calls of a test the change deletes (base ran the "
+                f"fix's regression test) {leak} of {sum(r['detected'] for r in known)} (recorded on "
+                f"{len(known)} of {len(h)} cases)"
+            )
     k = [r for r in ok if r["kind"] == "kept"]
     if k:
         fails = [r for r in k if r["regression_fails_at_head"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +128,11 @@ def test_case_repos_put_back_the_source_and_for_hidden_the_tests(
     assert "test_add.py" not in _git(hidden, "ls-tree", "-r", "--name-only", "HEAD")
     assert _git(kept, "diff", "--name-only", "HEAD^", "HEAD").split() == ["src/requests/core.py"]
     assert _git(ordinary, "rev-parse", "HEAD").strip() == history["shas"]["ordinary"]
+    # the fix's regression tests, which head deletes: a hit seen only through them is the corpus's leak
+    assert rw.removed_tests(cases["hidden"], hidden) == sorted(
+        set(re.findall(r"def (test\w*)", _git(hidden, "show", "HEAD^:tests/test_add.py")))
+    )
+    assert rw.removed_tests(cases["hidden"], hidden) and not rw.removed_tests(cases["kept"], kept)
 
 
 def _f(line: int, severity_rank: int = 2, **kw: Any) -> dict[str, Any]:
@@ -143,6 +149,13 @@ def test_scoring() -> None:
     example = _f(10, source="behaviour", evidence="add(1, 2): base 3, head 4")
     got = rw.score(case, [example], [])
     assert got["detected"] and got["with_example"] and got["detected_by"] == ["behaviour"]
+    leaked = {**case, "removed_tests": ["test_add_one"]}
+    one = "`add(1, 2)` returned `3` and now returns `4` (in test `t.py::test_add_one`)."
+    assert rw.score(leaked, [{**example, "message": one}], [])["via_removed_test"]
+    other = one.replace("test_add_one", "test_add")
+    assert not rw.score(leaked, [{**example, "message": other}], [])["via_removed_test"]
+    two = {**example, "message": one, "evidence": "add(1, 2): base 3, head 4 | add(0, 0): base 1, head 0"}
+    assert not rw.score(leaked, [two], [])["via_removed_test"]  # one example from elsewhere
 
     kept = {**case, "kind": "kept", "test_files": ["tests/test_add.py"]}
     runs = [

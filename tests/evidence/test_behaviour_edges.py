@@ -4,10 +4,11 @@ negated), at base and at head, so a regression one step from the tests' inputs i
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import pytest
 
-from bot.evidence.behaviour import compare, rules
+from bot.evidence.behaviour import compare, judge, rules
 from bot.evidence.behaviour.callables import Changed
 
 from .test_behaviour import _plugin_alone
@@ -90,9 +91,35 @@ def test_a_removed_check_that_rejected_an_edge_is_a_finding() -> None:
         "def f(n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n    return []\n",
         "def f(n):\n    return []\n",
     )
-    assert rules.edge_lost_check(removed, [lost]) == [lost]
+    assert rules.lost_check(removed, [lost]) == [lost]
     kept = _changed(removed.base_source, removed.base_source + "\n")
-    assert rules.edge_lost_check(kept, [lost]) == []  # the check is still there: some other cause
+    assert rules.lost_check(kept, [lost]) == []  # the check is still there: some other cause
+
+
+def test_a_removed_check_seen_on_the_tests_own_call_is_a_plain_finding() -> None:
+    removed = _changed(
+        "def f(n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n    return []\n",
+        "def f(n):\n    return []\n",
+    )
+    lost = replace(_diff(RAISES, RETURNS), variant="")
+    got = judge.judge(removed, [lost], model=None, title="", body="", head_line=None)
+    assert [(f.rule_id, f.severity) for f in got.findings] == [("behaviour/lost-check", "medium")]
+
+
+def test_an_edge_rule_outranks_the_low_question_the_plain_differences_got() -> None:
+    removed = _changed(
+        "def f(n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n    return [n]\n",
+        "def f(n):\n    return [n, n]\n",
+    )
+    plain = replace(
+        _diff({"kind": "return", "repr": "[2]"}, {"kind": "return", "repr": "[2, 2]"}), variant=""
+    )
+    edge = _diff(RAISES, RETURNS)
+    only_plain = judge.judge(removed, [plain], model=None, title="", body="", head_line=None)
+    assert [(f.rule_id, f.severity) for f in only_plain.findings] == [("behaviour/unexplained", "low")]
+    both = judge.judge(removed, [plain, edge], model=None, title="", body="", head_line=None)
+    assert [(f.rule_id, f.severity) for f in both.findings] == [("behaviour/edge-lost-check", "medium")]
+    assert list(both.examples) == [both.findings[0].fingerprint]
 
 
 MEAN = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"

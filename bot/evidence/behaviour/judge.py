@@ -26,7 +26,7 @@ from ... import prompts
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...models.answer import ask_json
-from ...types import BehaviourChange, Finding
+from ...types import BehaviourChange, Finding, severity_rank
 from . import accounts, rules
 from .accounts import Words
 from .callables import Changed
@@ -178,14 +178,23 @@ def judge(
     diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
     plain = [d for d in diffs if not d.variant]
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
-    # the tests' calls made again with an argument varied: a finding only where none was made already
+    # the tests' calls made again with an argument varied: a finding only where none as severe was made
+    # already (a rule's oracle outranks the model's low "is this intended?", which it then replaces)
     for kind in ("line break", "wrapped", "edge"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
-            hits = rule.oracle(c, varied) if rule.oracle and varied and not out.findings else []
-            if hits:
+            if not (rule.oracle and varied) or _as_severe(out, rule.severity):
+                continue
+            hits = rule.oracle(c, varied)
+            if hits:  # every finding made so far is weaker: this one replaces them
+                out.findings, out.examples = [], {}
                 _apply(out, c, rule, hits, head_line)
     return out
+
+
+def _as_severe(out: Judgement, severity: str) -> bool:
+    """A finding at `severity` or above was made already."""
+    return any(severity_rank(f.severity) >= severity_rank(severity) for f in out.findings)
 
 
 def _apply(

@@ -23,7 +23,7 @@ from typing import Any
 from ... import pysyntax
 from .callables import Changed
 from .compare import Difference, clearest
-from .varied import _BREAK_WHY, _WRAPPED_WHY, edge_failure, edge_lost_check, lets_break_through, wrapped_fails
+from .varied import _BREAK_WHY, _WRAPPED_WHY, edge_failure, lets_break_through, lost_check, wrapped_fails
 
 Oracle = Callable[[Changed, Sequence[Difference]], list[Difference]]
 
@@ -150,6 +150,11 @@ _NESTING_WHY = (
     "on exit)."
 )
 
+_LOST_CHECK_WHY = (
+    "Before this change its own code rejected this input with an error; the change removed that check "
+    "and it now returns a result for it."
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "behaviour/new-failure",
@@ -213,6 +218,14 @@ RULES: tuple[Rule, ...] = (
         general=True,
     ),
     Rule(
+        "behaviour/lost-check",
+        "medium",
+        lost_check,
+        _LOST_CHECK_WHY,
+        "general oracle: a removed input check (the raise the change deletes rejected this input)",
+        general=True,
+    ),
+    Rule(
         "behaviour/returns-a-value-now",
         "info",
         gained_result,
@@ -272,9 +285,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "behaviour/edge-lost-check",
         "medium",
-        edge_lost_check,
-        "Before this change its own code rejected this input with an error; the change removed that check "
-        "and it now returns a result for it.",
+        lost_check,
+        _LOST_CHECK_WHY,
         "general oracle: a removed input check, seen on the tests' own calls at an edge of their inputs",
         general=True,
         kind="edge",

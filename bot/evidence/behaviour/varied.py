@@ -74,9 +74,9 @@ def edge_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
     return clearest([d for d in diffs if one(d)])
 
 
-def edge_lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
-    """Base rejected an edge input with an error its own code raises, and the change removed that
-    `raise`: head now returns a result for it."""
+def lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Base rejected an input with an error its own code raises, and the change removed that `raise`:
+    head now returns a result for it (the tests' own calls, or the same calls at an edge)."""
 
     def one(d: Difference) -> bool:
         if d.base.get("kind") != "raise" or d.head.get("kind") != "return":
