@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,9 +79,11 @@ def build_env() -> dict[str, str]:
 
 
 def run_build(
-    argv: Sequence[str], *, cwd: Path | None, timeout: float, env: dict[str, str] | None = None
+    argv: Sequence[str], *, cwd: Path | None, timeout: float, env: Mapping[str, str | None] | None = None
 ) -> str:
-    """Run one build step outside the sandbox; EnvError with the first error line when it fails."""
+    """Run one build step outside the sandbox; EnvError with the first error line when it fails. `env`
+    adds to the build environment (None: that variable unset)."""
+    merged = {**build_env(), **(env or {})}
     try:
         proc = subprocess.run(
             list(argv),
@@ -89,7 +91,7 @@ def run_build(
             capture_output=True,
             text=True,
             timeout=timeout,
-            env={**build_env(), **(env or {})},
+            env={k: v for k, v in merged.items() if v is not None},
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:

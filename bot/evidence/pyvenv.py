@@ -26,7 +26,7 @@ import tomllib
 
 from ..config import Config
 from ..progress import Progress
-from . import datebound, layouts
+from . import datebound, layouts, pipdated
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
 from .pininstall import install_with_fallback, unpinned_args
 from .pinrelax import relax_args
@@ -131,8 +131,9 @@ def build_venv(
                     except EnvError as exc:
                         step(args)
                         return f"with today's releases ({datebound.PIP_WITH_BOUND} did not install: {exc})"
-                    step([*args, *datebound.args("pip", limit)])
-                    return datebound.describe(limit, when)
+                    return _dated(pip, [*args, *datebound.args("pip", limit)], d, timeout, step) + (
+                        datebound.describe(limit, when)
+                    )
 
                 notes = _install(step, loose, reqs_args, retry, unpinned, relax)
                 uninstall = [*pip, "-q", "uninstall", "-y"]
@@ -145,6 +146,24 @@ def build_venv(
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))
     return str(exe), key, tuple(dict.fromkeys(ro)), f"venv {d} ({tool})"
+
+
+def _dated(
+    pip: list[str], args: list[str], d: Path, timeout: float, step: Callable[[list[str]], None]
+) -> str:
+    """The date-bounded install, with the local package sources (no upload times: pipdated.py) left out
+    where the configuration has any, else (or when that fails) as configured; what of that to say
+    before the bound's own words ("" when nothing was left out)."""
+    local = pipdated.without_local(run_build([*pip, "config", "list"], cwd=d, timeout=timeout))
+    if local is not None:
+        env, dropped = local
+        try:
+            run_build([*pip, "install", *args], cwd=d, timeout=timeout, env=env)
+            return f"from the indexes with upload times ({len(dropped)} local package source(s) left out), "
+        except EnvError:
+            pass
+    step(args)
+    return "" if local is None else "with the local package sources too (they have no upload times), "
 
 
 def _install(

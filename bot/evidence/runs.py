@@ -115,7 +115,9 @@ def run_tests(
         dated = not pinned and broke and datebound.narrows(repo, change.base_sha)
         if why is not None and env.kind == "built" and (pinned or dated):  # installs, does not run
             retried = _unpinned(argv, change, cfg, runner, base, env, env_dir, hook, progress)
-            if retried is not None:
+            if isinstance(retried, str):  # that did not run either: said, with the first run's reason
+                notes.append(retried)
+            else:
                 env, runner, base, sandbox, note = retried
                 seconds["env"] += env.seconds
                 notes.append(note)
@@ -184,21 +186,26 @@ def _unpinned(
     env_dir: Path,
     hook: RunHook | None,
     progress: Progress,
-) -> tuple[projectenv.ProjectEnv, TestRunner, TestRun, Sandbox, str] | None:
+) -> tuple[projectenv.ProjectEnv, TestRunner, TestRun, Sandbox, str] | str:
     """The base run tested nothing with the pinned test requirements (pytest 6 on Python 3.11): the same
     requirements without their versions, once; with nothing pinned, today's releases (Werkzeug 3 under
     flask 2.2): the same requirements as released at the base commit's date (datebound.narrows).
-    The new environment, runner, base run, sandbox and the note saying so; None when that run is not
-    usable either."""
+    The new environment, runner, base run, sandbox and the note saying so; when that does not run the
+    tests either, the note saying what was tried and why it failed."""
     assert change.workdir is not None
     retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True)
+    how = "without their pins" if pins_versions(_requirements(env)) else "as released at the base commit"
     if retried.error is not None:
-        return None
+        return f"Test environment: rebuilding the test requirements {how} failed too ({retried.error[:200]})."
     sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)
     again = TestRunner(sandbox, argv, runner.timeout, runner.cache_dir, env=retried)
     unpinned_base = again.at_commit(change.workdir, change.base_sha, hook)
-    if projectenv.unusable(unpinned_base) is not None:
-        return None
+    still = projectenv.unusable(unpinned_base)
+    if still is not None:
+        return (
+            f"Test environment: with the test requirements installed {how} the tests did not run either "
+            f"({still})."
+        )
     why = projectenv.unusable(base)
     pin = failing_pin(base.output, _requirements(env))
     bounded = next(  # the date the unpinned resolution was bounded by (datebound.py), if any
