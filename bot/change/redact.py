@@ -76,6 +76,7 @@ class Redactor:
     """Masks known token shapes plus the exact secret values found in one change."""
 
     values: frozenset[str] = frozenset()
+    public: tuple[str, ...] = ()  # the change's file paths: a value inside one is no secret (_public)
 
     def mask(self, text: str) -> str:
         text = mask_patterns(text)  # first: whole key blocks, before a value could split them
@@ -97,7 +98,8 @@ class Redactor:
     def and_files(self, read: Callable[[str], str | None], paths: Iterable[str]) -> Redactor:
         """This redactor plus the secrets in these files' text (what `for_change` would find with them)."""
         texts = [t for t in (read(p) for p in paths) if t]
-        return Redactor(self.values | secret_values(texts)) if texts else self
+        found = secret_values(texts, self.public)
+        return Redactor(self.values | found, self.public) if texts else self
 
     def reader(self, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
         return lambda path: self.mask_opt(read(path))
@@ -129,15 +131,31 @@ class Redactor:
         )
 
 
-def secret_values(texts: Iterable[str]) -> frozenset[str]:
-    """Exact secret values in these texts: token shapes, plus detect-secrets when it is installed."""
+def secret_values(texts: Iterable[str], public: Iterable[str] = ()) -> frozenset[str]:
+    """Exact secret values in these texts: token shapes, plus detect-secrets when it is installed. A value
+    found inside one of the `public` strings (the change's file paths) is left out: the pull request shows
+    it to everyone already, and masking it renames the file (flask's test `SECRET_KEY="config"` turned
+    `tests/test_config.py` into a path that does not exist, and the review crashed)."""
     found: set[str] = set()
     for text in texts:
         found.update(v for _, _, v in pattern_hits(text))
         found.update(v for _, _, v in detect_secrets_hits(text))
+    shown = tuple(public)
     return frozenset(
-        v.strip() for v in found if len(v.strip()) >= _MIN_VALUE and not _HEADER.match(v.strip())
+        v
+        for v in (f.strip() for f in found)
+        if len(v) >= _MIN_VALUE and not _HEADER.match(v) and not any(v in p for p in shown)
     )
+
+
+_PATH_LINE = re.compile(
+    r"^(?:diff --git a/(.*) b/(.*)|(?:---|\+\+\+) [ab]/(.*)|(?:rename|copy) (?:from|to) (.*))$", re.M
+)
+
+
+def paths_in(diff_text: str) -> tuple[str, ...]:
+    """The file paths a unified diff's headers name."""
+    return tuple(dict.fromkeys(p for m in _PATH_LINE.finditer(diff_text) for p in m.groups() if p))
 
 
 _HEADER = re.compile(r"^-*BEGIN [A-Z0-9 ]*PRIVATE KEY")  # detect-secrets reports the PEM header as the value
@@ -167,4 +185,5 @@ def for_change(
     """A Redactor for every secret visible in the change: diff, metadata and the changed files' head text."""
     texts = [change.diff_text, change.title, change.body]
     texts += [t for t in (read_head(p) for p in paths) if t]
-    return Redactor(secret_values(texts))
+    public = paths_in(change.diff_text)
+    return Redactor(secret_values(texts, public), public)

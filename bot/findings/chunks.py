@@ -151,6 +151,8 @@ def render_section(path: str, hunk: Hunk, new_text: list[str] | None, context: i
     rows: list[str] = []
     first = next((ln.new_no for ln in hunk.lines if ln.new_no is not None), hunk.new_start)
     last = max((ln.new_no for ln in hunk.lines if ln.new_no is not None), default=hunk.new_start)
+    if new_text is not None and len(new_text) < last:  # not the text the diff was made from: no context
+        new_text = None
     if new_text is not None:
         start = _enclosing_start(new_text, first, max_up=60) if first else first
         start = max(1, min(start, first - context)) if first > context else max(1, min(start, 1))

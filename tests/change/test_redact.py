@@ -116,3 +116,29 @@ def test_a_model_reply_that_echoes_a_token_is_masked(make_repo) -> None:
     model = ScriptedModel({"replies": [reply], "default": {"findings": []}})
     result = runner.review_change(change, _cfg(), model=lambda: model)  # type: ignore[arg-type]
     assert result.findings and all(_leaks(render(result, fmt)) == [] for fmt in FORMATS)
+
+
+def test_a_value_that_names_a_changed_file_is_not_masked_out_of_its_path(make_repo) -> None:
+    """flask's tests set `SECRET_KEY="config"`: masking "config" everywhere renamed tests/test_config.py
+    in the diff to a file that does not exist, and the model stage crashed reading it."""
+    before = "import flask\n\n\ndef test_x():\n" + "    app = flask.Flask(__name__)\n" * 30
+    after = before + '    app.config.from_mapping(SECRET_KEY="config", TEST_KEY="foo")\n'
+    repo = make_repo({"tests/test_config.py": before}, {"tests/test_config.py": after})
+    change = LocalForge().fetch(ChangeRef("local", str(repo), "HEAD~", "HEAD"))
+    found = redact.for_change(change, lambda p: None, ["tests/test_config.py"])
+    assert "config" not in found.values and "tests/test_config.py" in found.public
+    model = ScriptedModel()
+    result = runner.review_change(change, _cfg(), model=lambda: model)  # type: ignore[arg-type]
+    assert result.coverage.reviewed == ("tests/test_config.py",) and model.requests
+    assert "tests/test_config.py" in "\n".join(m.content for req in model.requests for m in req)
+    # a value found in a file's text is judged against the same paths
+    assert "config" not in found.and_files(lambda p: 'PASSWORD = "config"\n', ["a.py"]).values
+
+
+def test_a_hunk_beyond_the_files_text_is_shown_without_context() -> None:
+    from bot.change.diff import parse
+    from bot.findings import chunks
+
+    diff = parse("--- a/a.py\n+++ b/a.py\n@@ -40,2 +40,3 @@\n x = 1\n+y = 2\n z = 3\n")
+    shown = chunks.render_section("a.py", diff.files[0].hunks[0], [])  # the text did not come back
+    assert shown.splitlines() == ["   40   x = 1", "   41 + y = 2", "   42   z = 3"]
