@@ -71,7 +71,7 @@ def build_venv(
         layout.name,
         cfg.tests.wheels_only,
         *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
-        *(["unpinned"] if unpinned else []),
+        *(["unpinned", "local sources left out"] if unpinned else []),  # built before that: not reused
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
