@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
@@ -216,3 +218,15 @@ def to_text(selection: list[tuple[FileDiff, list[Hunk]]]) -> str:
             out.append(h.header)
             out += [f"{ln.kind}{ln.text}" for ln in h.lines]
     return "\n".join(out) + "\n" if out else ""
+
+
+def is_test_path(path: str) -> bool:
+    """Test files and test fixtures: a patch that touches one is never accepted as a fix."""
+    p = Path(path)
+    name = p.name
+    parts = set(p.parts[:-1])
+    return (
+        bool(parts & {"test", "tests", "testing", "__tests__", "spec", "testdata", "python_testcases"})
+        or name == "conftest.py"
+        or bool(re.match(r"(test_.*\.py|.*_test\.(py|go)|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java)$", name))
+    )

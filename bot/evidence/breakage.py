@@ -7,9 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..change.diff import Diff, FileDiff
+from ..change.diff import Diff, FileDiff, is_test_path
 from ..types import Finding, PrereviewError
-from .detect import is_test_path
 from .runners import assertion
 
 if TYPE_CHECKING:

@@ -99,15 +99,3 @@ def _is_pytest_project(files: Sequence[str], read: Callable[[str], str | None]) 
         if cfg_file in top and marker in (read(cfg_file) or ""):
             return True
     return any(re.match(r"(test_.*|.*_test)\.py$", Path(f).name) for f in files)
-
-
-def is_test_path(path: str) -> bool:
-    """Test files and test fixtures: a patch that touches one is never accepted as a fix."""
-    p = Path(path)
-    name = p.name
-    parts = set(p.parts[:-1])
-    return (
-        bool(parts & {"test", "tests", "testing", "__tests__", "spec", "testdata", "python_testcases"})
-        or name == "conftest.py"
-        or bool(re.match(r"(test_.*\.py|.*_test\.(py|go)|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java)$", name))
-    )

@@ -15,8 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import fsguard, prompts
+from ..change.diff import is_test_path
 from ..evidence.breakage import Breakage, first_error
-from ..evidence.detect import is_test_path
 from ..evidence.testrun import TestRun, TestRunner
 from ..models import Message, Model
 from ..models.answer import ask_json

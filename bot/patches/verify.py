@@ -20,11 +20,10 @@ from pathlib import Path
 
 from .. import fsguard
 from ..change import git
-from ..change.diff import FileDiff, edit_at
+from ..change.diff import FileDiff, edit_at, is_test_path
 from ..config import Config
 from ..evidence import testrun
 from ..evidence.breakage import Breakage, deleted_after, failure_excerpt
-from ..evidence.detect import is_test_path
 from ..evidence.runs import TestRuns
 from ..evidence.testrun import TestRun, TestRunner
 from ..models import Model

@@ -16,14 +16,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot.change.diff import parse
+from bot.change.diff import is_test_path, parse
 from bot.cli.root import cli
 from bot.config import Config, SandboxConfig
 from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge
 from bot.evidence.behaviour.callables import Changed, Param, changed_callables
 from bot.evidence.behaviour.engine import BehaviourEvidence
-from bot.evidence.detect import PYTEST, is_test_path
+from bot.evidence.detect import PYTEST
 from bot.models.scripted import ScriptedModel
 from bot.sandbox.bubblewrap import BubblewrapSandbox
 

@@ -7,10 +7,10 @@ import shutil
 import pytest
 
 from bot.change import git
-from bot.change.diff import parse
+from bot.change.diff import is_test_path, parse
 from bot.config import Config, SandboxConfig
 from bot.evidence.breakage import Breakage, breakage_finding, compare, failure_excerpt, frames, localize
-from bot.evidence.detect import PYTEST, detect_at, detect_command, is_test_path
+from bot.evidence.detect import PYTEST, detect_at, detect_command
 from bot.evidence.testrun import TestRun, TestRunner, parse_output
 from bot.sandbox import create
 

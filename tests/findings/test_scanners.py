@@ -90,6 +90,21 @@ def test_secrets_scanner_finds_the_planted_key_without_quoting_it(make_repo) -> 
     assert "AKIA" not in hit.message
 
 
+def test_a_named_value_in_a_test_file_is_a_low_fixture_and_a_token_shape_stays_high(make_repo) -> None:
+    """flask's tests set `app.secret_key = "new test key"`: a fixture, not a leak; a real token shape in a
+    test file is one."""
+    test = 'def test_x(app):\n    app.secret_key = "new test key"\n    token = "AKIAIOSFODNN7EXAMPLE"\n'
+    repo = make_repo({"tests/test_x.py": "\n", "app.py": "\n"}, {"tests/test_x.py": test, "app.py": test})
+    result = scan_change(repo, cfg(bandit=False, patterns=False))
+    got = sorted((f.path, f.line, f.severity) for f in result.findings if f.source == "secrets")
+    assert got == [
+        ("app.py", 2, "high"),
+        ("app.py", 3, "high"),
+        ("tests/test_x.py", 2, "low"),
+        ("tests/test_x.py", 3, "high"),
+    ]
+
+
 @pytest.mark.skipif(not HAS_SEMGREP, reason="semgrep is not installed (pipx install semgrep)")
 def test_semgrep_rules_flag_new_injection_and_deserialization(make_repo) -> None:
     repo = make_repo({"app.py": BASE}, {"app.py": HEAD})

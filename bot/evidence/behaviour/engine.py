@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ... import pysyntax
 from ...change import git
-from ...change.diff import Diff
+from ...change.diff import Diff, is_test_path
 from ...config import Config
 from ...models import Model
 from ...progress import Progress, Quiet
@@ -24,7 +24,6 @@ from ...sandbox import Sandbox
 from ...sandbox import create as create_sandbox
 from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
-from ..detect import is_test_path
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
 from . import accounts, compare, generate, harness, judge, objects, replays, said

@@ -3,8 +3,7 @@ Go sources it does not compare are counted for the note that says so."""
 
 from __future__ import annotations
 
-from ...change.diff import Diff
-from ..detect import is_test_path
+from ...change.diff import Diff, is_test_path
 
 OTHER_SOURCES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go")
 
