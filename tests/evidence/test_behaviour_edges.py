@@ -215,3 +215,55 @@ def test_a_generators_later_steps_are_not_more_calls(tmp_path) -> None:
     calls = _plugin_alone(tmp_path, {"mix.py": ["evenly"]}, variants=1, edges=10)
     assert [c.args for c in calls if not c.variant] == [(("groups", "[[1, 2], [3]]"),)]
     assert sorted(dict(c.args)["groups"] for c in calls if c.variant == "edge groups") == ["[[1, 2]]", "[]"]
+
+
+OPENED = """import contextlib
+
+
+@contextlib.contextmanager
+def opened(path):
+    handle = None
+    try:
+        handle = open(path)
+        yield handle
+    except OSError:
+        if handle is not None:
+            handle.close()
+        raise
+    else:
+        handle.close()
+"""
+OPENED_BUG = OPENED.replace("    handle = None\n", "")
+OPENED_TEST = (
+    "from files import opened\n\n\ndef test_opened():\n    with opened(__file__) as h:\n"
+    "        assert h.read()\n"
+)
+
+
+def test_a_programming_error_where_base_raised_another_is_a_finding() -> None:
+    bound = _diff(
+        {"kind": "raise", "type": "FileNotFoundError", "message": "no such file"},
+        {"kind": "raise", "type": "UnboundLocalError", "message": "cannot access local variable 'handle'"},
+    )
+    same = _diff(bound.head, bound.head)
+    plain = _changed(OPENED, OPENED_BUG)
+    assert rules.programming_error(plain, [bound, same]) == [bound]
+    assert rules.programming_error(plain, [_diff(RETURNS, RAISES)]) == []  # not always a bug
+
+
+@needs_bwrap
+def test_an_error_path_broken_at_an_edge_is_a_finding_with_the_call(make_repo, tmp_path) -> None:
+    """dotenv's `rewrite` (a tuning case): the cleanup of a failed open read a name the failed line never
+    bound; the tests only open files that exist, the empty path does not."""
+    repo = make_repo({"files.py": OPENED, "test_files.py": OPENED_TEST}, {"files.py": OPENED_BUG})
+    data = _review(repo, tmp_path, [])
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (f["rule_id"], f["severity"], f["path"]) == (
+        "behaviour/edge-programming-error",
+        "medium",
+        "files.py",
+    )
+    assert (
+        "before raises FileNotFoundError" in f["evidence"]
+        and "after raises UnboundLocalError" in f["evidence"]
+    )

@@ -43,8 +43,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 }
 
 
-# Exceptions that are a bug whatever the input (a new callable that raises them is broken, not strict).
-_ALWAYS_BUGS = ("NameError", "UnboundLocalError", "RecursionError", "SyntaxError", "ImportError")
+_ALWAYS_BUGS = rules.ALWAYS_BUGS
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,24 @@ def new_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
     return failed[:2] + clearest([d for d in diffs if not d.head_failed])[:1] if failed else []
 
 
+# Exceptions that are a bug whatever the input (a new callable that raises them is broken, not strict).
+ALWAYS_BUGS = ("NameError", "UnboundLocalError", "RecursionError", "SyntaxError", "ImportError")
+
+
+def programming_error(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """Head raises an error that is a bug whatever the input (a name used before it is bound, endless
+    recursion) where base returned or raised something else: an error path the change broke (base
+    re-raised the input's FileNotFoundError; head's cleanup reads a variable the failed line never set)."""
+
+    def one(d: Difference) -> bool:
+        h, b = d.head, d.base
+        if h.get("kind") != "raise" or h.get("type") not in ALWAYS_BUGS:
+            return False
+        return not (b.get("kind") == "raise" and b.get("type") == h.get("type"))
+
+    return clearest([d for d in diffs if one(d)])
+
+
 def restores(r: dict[str, Any]) -> bool:
     """A nesting result whose inner exit restores the outer block's state and outer exit the first."""
     states = r.get("states")
@@ -155,6 +173,11 @@ _LOST_CHECK_WHY = (
     "and it now returns a result for it."
 )
 
+_PROGRAMMING_WHY = (
+    "It now raises an error that is a bug whatever the input (a name read before it is bound, endless "
+    "recursion) where it returned, or raised another error, before this change."
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "behaviour/new-failure",
@@ -164,6 +187,15 @@ RULES: tuple[Rule, ...] = (
         "general oracle: a new exception, hang or crash on an input the old code handled",
         general=True,
         show=3,
+    ),
+    Rule(
+        "behaviour/programming-error",
+        "medium",
+        programming_error,
+        _PROGRAMMING_WHY,
+        "general oracle: an error that is a bug whatever the input (NameError, UnboundLocalError, endless "
+        "recursion), new on an input where the old code returned or raised something else",
+        general=True,
     ),
     Rule(
         "behaviour/nesting",
@@ -288,6 +320,15 @@ RULES: tuple[Rule, ...] = (
         lost_check,
         _LOST_CHECK_WHY,
         "general oracle: a removed input check, seen on the tests' own calls at an edge of their inputs",
+        general=True,
+        kind="edge",
+    ),
+    Rule(
+        "behaviour/edge-programming-error",
+        "medium",
+        programming_error,
+        _PROGRAMMING_WHY,
+        "general oracle: behaviour/programming-error on the tests' own calls at an edge of their inputs",
         general=True,
         kind="edge",
     ),
