@@ -3,8 +3,10 @@ negated), at base and at head, so a regression one step from the tests' inputs i
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -267,3 +269,29 @@ def test_an_error_path_broken_at_an_edge_is_a_finding_with_the_call(make_repo, t
         "before raises FileNotFoundError" in f["evidence"]
         and "after raises UnboundLocalError" in f["evidence"]
     )
+
+
+@needs_bwrap
+def test_a_variant_is_compared_even_where_the_change_edits_its_test(make_repo, tmp_path) -> None:
+    """dateutil's `_to_decimal` (a tuning case): the change also edited the test file outside any function
+    (a parametrize table), so every call from it was left out; its edge `'inf'` had the same arguments on
+    both sides, and the edit cannot account for a call the test never made."""
+    edited = "SIZES = [2]\n\n\n" + CHUNK_TEST
+    repo = make_repo(
+        {"chunk.py": CHUNK, "test_chunk.py": CHUNK_TEST}, {"chunk.py": CHUNK_BUG, "test_chunk.py": edited}
+    )
+    data = _review(repo, tmp_path, [])
+    (f,) = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert (f["rule_id"], f["severity"]) == ("behaviour/edge-lost-check", "medium")
+    assert not any("seen only in tests the change edits" in n for n in data["notes"])
+
+
+def test_a_str_that_spells_a_number_is_varied_as_a_number_too(monkeypatch) -> None:
+    """dateutil's `_to_decimal('2003')` (a tuning case): its edge "inf" reached the finiteness check."""
+    from bot.evidence.behaviour import harness
+
+    monkeypatch.syspath_prepend(str(Path(harness.__file__).parent))  # as the sandbox imports it
+    variants = importlib.import_module("prereview_variants")
+    assert variants.edges("2003") == ["", "-2003", "inf"]
+    assert variants.edges(" -2.5 ") == ["", "2.5", "inf"] and variants.edges("0") == ["", "-1", "inf"]
+    assert variants.edges("abc") == [""] and variants.edges("inf") == [""] and variants.edges("nan") == [""]

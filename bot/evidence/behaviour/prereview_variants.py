@@ -96,16 +96,30 @@ def _one(value: Any) -> list[Any] | None:
     return None if value is None else [value]
 
 
+def _number(text: str) -> float | None:
+    """The finite number a str spells ("10.5", " -3 "), else None."""
+    try:
+        got = float(text)
+    except ValueError:
+        return None
+    return got if got - got == 0 else None  # not inf, not nan
+
+
 def edges(value: Any) -> list[Any] | None:
-    """Values at an edge of `value`'s own (exact, built-in) type, at most two, none equal to it (None when
-    there are none): empty for a sized value and the first item alone for a longer list or tuple; 0 and
-    the negated number for an int or float (bool is not a number here)."""
+    """Values at an edge of `value`'s own (exact, built-in) type, none equal to it (None when there are
+    none): empty for a sized value and the first item alone for a longer list or tuple; 0 and the negated
+    number for an int or float (bool is not a number here); a str that spells a finite number is a
+    number too: negated (or "-1" for zero) and "inf" (a parser that checked for non-finite values)."""
     kind = type(value)
     out: list[Any] = []
     if kind in (str, bytes, list, tuple, dict, set, frozenset) and len(value):
         out.append(kind())
         if kind in (list, tuple) and len(value) > 1:
             out.append(kind(value[:1]))
+        number = _number(value) if kind is str else None
+        if number is not None:
+            text = value.strip()
+            out += ["-1" if number == 0 else text[1:] if text.startswith("-") else "-" + text, "inf"]
     elif kind in (int, float) and value == value:  # not NaN
         out.extend([kind(0), -value] if value > 0 else [kind(0)] if value else [kind(-1)])
     return out or None
