@@ -20,7 +20,7 @@ from bot.change.diff import is_test_path, parse
 from bot.cli.root import cli
 from bot.config import Config, SandboxConfig
 from bot.evidence import testrun
-from bot.evidence.behaviour import compare, generate, harness, judge
+from bot.evidence.behaviour import compare, generate, harness, judge, oracles
 from bot.evidence.behaviour.callables import Changed, Param, changed_callables
 from bot.evidence.behaviour.engine import BehaviourEvidence
 from bot.evidence.detect import PYTEST
@@ -658,8 +658,8 @@ def test_informal_docstring_examples_are_the_spec_too() -> None:
     ]  # not `num` or `x` (not its parameters), not "For example"
     assert generate.informal_examples("is_ok", given) == [("is_ok([1, 2])", "False")]  # names unknown
     # a doctest's expected output compares as a value: quotes and wrapping do not matter
-    assert judge._holds('["a b",\n "c"]', {"kind": "return", "repr": "['a b', 'c']"})
-    assert not judge._holds("[1]", {"kind": "return", "repr": "[2]"})
+    assert oracles.holds('["a b",\n "c"]', {"kind": "return", "repr": "['a b', 'c']"})
+    assert not oracles.holds("[1]", {"kind": "return", "repr": "[2]"})
 
 
 @pytest.mark.parametrize(

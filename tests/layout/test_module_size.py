@@ -15,7 +15,7 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 591,
     "bot/evidence/behaviour/prereview_trace.py": 475,
     "bot/config.py": 506,
-    "bot/evidence/behaviour/judge.py": 470,
+    "bot/evidence/behaviour/judge.py": 468,
     "bot/evidence/behaviour/callables.py": 466,
     "bot/evidence/behaviour/engine.py": 427,
     "bot/evidence/layouts.py": 326,

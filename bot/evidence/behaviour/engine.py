@@ -150,9 +150,8 @@ class BehaviourEvidence:
         failing = set(runs.head.failing if runs.head is not None else ())
         diffs = [d for d in compare.differences(base_calls, head_calls) if d.origin not in failing]
         # a test whose own code the change edits had other inputs at base and head: not compared, and a
-        # callable only such tests (say the deleted regression test) reach gets generated inputs instead.
-        # A variant of its call is compared: both sides made it with the same arguments, and the test's
-        # edit can account for what its own calls return, not for a call it never made
+        # callable only such tests (say the deleted regression test) reach gets generated inputs instead;
+        # its call's variants are compared (same arguments both sides; the edit cannot account for them)
         edited = self.edited_tests.covers
         compared = [d for d in diffs if d.variant or not edited(d.origin)]
         if len(compared) < len(diffs):

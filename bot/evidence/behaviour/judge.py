@@ -27,7 +27,7 @@ from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...models.answer import ask_json
 from ...types import BehaviourChange, Finding, severity_rank
-from . import accounts, rules
+from . import accounts, oracles, rules
 from .accounts import Words
 from .callables import Changed
 from .compare import Call, Difference, clearest, describe
@@ -41,9 +41,6 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     },
     "required": ["correct", "reason"],
 }
-
-
-_ALWAYS_BUGS = rules.ALWAYS_BUGS
 
 
 @dataclass(frozen=True)
@@ -182,18 +179,12 @@ def judge(
     for kind in ("line break", "wrapped", "edge"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
-            if not (rule.oracle and varied) or _as_severe(out, rule.severity):
-                continue
-            hits = rule.oracle(c, varied)
-            if hits:  # every finding made so far is weaker: this one replaces them
-                out.findings, out.examples = [], {}
+            rank = severity_rank(rule.severity)
+            hits = [] if any(severity_rank(f.severity) >= rank for f in out.findings) else varied
+            if rule.oracle and hits and (hits := rule.oracle(c, hits)):
+                out.findings, out.examples = [], {}  # every finding made so far is weaker
                 _apply(out, c, rule, hits, head_line)
     return out
-
-
-def _as_severe(out: Judgement, severity: str) -> bool:
-    """A finding at `severity` or above was made already."""
-    return any(severity_rank(f.severity) >= severity_rank(severity) for f in out.findings)
 
 
 def _apply(
@@ -436,7 +427,9 @@ def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judge
                     call.result,
                 )
             )
-        elif kind in ("timeout", "crash") or (kind == "raise" and call.result.get("type") in _ALWAYS_BUGS):
+        elif kind in ("timeout", "crash") or (
+            kind == "raise" and call.result.get("type") in oracles.ALWAYS_BUGS
+        ):
             bad.append(
                 Difference(
                     call.callable,
@@ -472,7 +465,4 @@ def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judge
 
 
 def _doctest_ok(call: Call) -> bool:
-    return _holds(call.want, call.result)
-
-
-_holds = rules.holds
+    return oracles.holds(call.want, call.result)
