@@ -138,7 +138,7 @@ TEST_DATA = ("json_testcases/",)  # quixbugs' test inputs: only its tests read t
 
 def strip_tests(repo: Path) -> Path:
     """The same two commits without the test files (and test data), as a new repo beside `repo`."""
-    from bot.evidence.detect import is_test_path
+    from bot.change.diff import is_test_path
 
     out = repo.with_name(repo.name + "-no-tests")
     out.mkdir()
