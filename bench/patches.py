@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.change import git  # noqa: E402
+from bot.change.diff import is_test_path  # noqa: E402
 from bot.config import Config  # noqa: E402
 from bot.evidence import testrun  # noqa: E402
 from bot.evidence.breakage import failure_excerpt  # noqa: E402
-from bot.change.diff import is_test_path  # noqa: E402
 from bot.evidence.runs import run_tests  # noqa: E402
 from bot.forges.local import LocalForge  # noqa: E402
 from bot.models.registry import create  # noqa: E402
