@@ -76,7 +76,7 @@ class Redactor:
     """Masks known token shapes plus the exact secret values found in one change."""
 
     values: frozenset[str] = frozenset()
-    public: tuple[str, ...] = ()  # the change's file paths: a value inside one is no secret (_public)
+    public: tuple[str, ...] = ()  # the change's file paths: a value inside one is no secret
 
     def mask(self, text: str) -> str:
         text = mask_patterns(text)  # first: whole key blocks, before a value could split them

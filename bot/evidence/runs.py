@@ -194,7 +194,8 @@ def _unpinned(
     tests either, the note saying what was tried and why it failed."""
     assert change.workdir is not None
     retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True)
-    how = "without their pins" if pins_versions(_requirements(env)) else "as released at the base commit"
+    pinned = pins_versions(_requirements(env))
+    how = "without their pins" if pinned else "as released at the base commit"
     if retried.error is not None:
         return f"Test environment: rebuilding the test requirements {how} failed too ({retried.error[:200]})."
     sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)
@@ -216,7 +217,7 @@ def _unpinned(
         ),
         "",
     )
-    if not pins_versions(_requirements(env)):  # nothing pinned: today's releases, then the base's date's
+    if not pinned:  # nothing pinned: today's releases, then the base's date's
         return (
             retried,
             again,
