@@ -211,6 +211,11 @@ class BehaviourConfig(_Section):
         2.0, gt=0, description="Seconds one generated call may run before it is a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
+    steer: bool = Field(
+        True,
+        description="Let the model replace one argument of the tests' own calls with a value aimed at the "
+        "changed lines, where those calls behaved the same at base and head",
+    )
     judge: Literal["verdict", "probabilities"] = Field(
         "verdict",
         description="How the model judges a difference no rule decides: a verdict question that stands only "

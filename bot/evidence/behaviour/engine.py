@@ -26,7 +26,7 @@ from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, compare, generate, harness, judge, objects, replays, said
+from . import accounts, compare, generate, harness, judge, objects, replays, said, steer
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -175,8 +175,11 @@ class BehaviourEvidence:
         # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
         # built `self` differently): the recorded arguments, `self` included, given to head's code too
         again = replays.inputs(compare.unmatched(base_calls, head_calls), self.targets, failing)
+        steered = self._steered(
+            seen, diffs, base_calls, model, deadline, lambda x: x.origin in failing or edited(x.origin)
+        )
         new_calls: list[Call] = []
-        if unreached or documented or again:
+        if unreached or documented or again or steered:
             sandbox = self._sandbox(runs.sandbox)
             if sandbox is None:
                 self.skipped += [f"{c.qualname} (no sandbox)" for c in unreached]
@@ -195,12 +198,13 @@ class BehaviourEvidence:
                         f"before {len(plan.late)} of {len(unreached)} changed function(s) got inputs; "
                         "not compared",
                     )
-                inputs = documented + plan.inputs + again
+                inputs = documented + plan.inputs + again + steered
                 if inputs:
                     progress.message(
                         f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
                         f"at base and head on {len(inputs)} input(s)"
                         + (f" ({len(again)} replayed from the base run's tests)" if again else "")
+                        + (f" ({len(steered)} of the tests' calls steered at the change)" if steered else "")
                     )
                     more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += [d for d in more if not replays.lacks_new_attribute(d)]
@@ -213,6 +217,7 @@ class BehaviourEvidence:
                     [c for c in unreached if c.key not in told], inputs, new_calls
                 )
                 self.notes += replays.note(self.targets, replayed)
+                self.notes += steer.note(self.targets, steered, new_calls, diffs)
         self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not x.variant and not edited(x.origin)],
@@ -257,6 +262,28 @@ class BehaviourEvidence:
                 "reported unchecked against the change's text",
             )
         return out
+
+    def _steered(
+        self,
+        seen: set[str],
+        diffs: list[Difference],
+        base_calls: list[Call],
+        model: ModelFactory | None,
+        deadline: float,
+        skip: Callable[[Call], bool],
+    ) -> list[Input]:
+        """The model's values for one argument of the tests' own calls of the changed callables that
+        showed no difference (steer.py); none without a model, a sandbox or time."""
+        if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
+            return []
+        differing = {d.callable for d in diffs}
+        quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
+        chosen = steer.candidates(quiet, base_calls, skip)
+        if not chosen:
+            return []
+        got, seconds = steer.plan(chosen, model, self.cfg.review.language, deadline)
+        self.seconds_model += seconds
+        return got
 
     def _left_out(self, left: list[Changed], what: str) -> None:
         """The note for what the budget left out: what, and which callables (the first few by name)."""

@@ -38,6 +38,8 @@ class Input:
     nesting: bool = False  # a context manager used inside itself, the module state seen at each step
     pickled: tuple[str, ...] = ()  # a call from the tests, replayed: its arguments as the tracer pickled them
     shown: tuple[tuple[str, str], ...] = ()  # a replayed call's arguments as the tests' run showed them
+    swap: tuple[tuple[str, str], ...] = ()  # a replayed call with these parameters set to literal reprs
+    # (the model's values aimed at the changed lines, steer.py); `shown` already shows them
 
     def expr(self, qualname: str) -> str:
         """The call as a reader would write it (methods on their fresh instance); '' for doctests."""

@@ -92,6 +92,8 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
         if inp.pickled:
             call["pickled"] = list(inp.pickled)
+            if inp.swap:
+                call["swap"] = dict(inp.swap)
         elif inp.nesting:
             call["nesting"] = True
         elif inp.doctest:
@@ -200,6 +202,7 @@ def run_inputs_in(
                     expr=str(rec.get("expr") or inp.expr(paths[inp.callable][1])),
                     want=str(rec["want"]) if "want" in rec else None,
                     replay=inp,
+                    variant=" ".join(["steered", *(name for name, _ in inp.swap)]) if inp.swap else "",
                 )
             except (KeyError, TypeError, ValueError):
                 continue

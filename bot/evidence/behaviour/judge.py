@@ -64,7 +64,11 @@ class Judgement:
     seconds_model: float = 0.0
 
 
-_HOW = {"wrapped": "`{}` in a forwarding proxy", "edge": "`{}` at an edge of its type"}
+_HOW = {
+    "wrapped": "`{}` in a forwarding proxy",
+    "edge": "`{}` at an edge of its type",
+    "steered": "`{}` set to a value the model aimed at the changed lines",
+}
 
 
 def _where(d: Difference) -> str:
@@ -174,6 +178,16 @@ def judge(
     diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
     plain = [d for d in diffs if not d.variant]
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
+    # the tests' calls with one argument the model aimed at the change: the "steered" rules, then the
+    # change's words, where the plain differences gave no finding of medium or more
+    steered = [d for d in diffs if d.variant.startswith("steered ")]
+    if steered and not any(severity_rank(f.severity) >= severity_rank("medium") for f in out.findings):
+        more = _judge_plain(c, steered, model, title, body, head_line, language, how, words, kind="steered")
+        top = max((severity_rank(f.severity) for f in out.findings), default=-1)
+        if any(severity_rank(f.severity) > top for f in more.findings):
+            out.findings, out.examples = more.findings, more.examples
+        out.changes += more.changes
+        out.seconds_model += more.seconds_model
     # the tests' calls made again with an argument varied: a finding only where none as severe was made
     # already (a rule's oracle outranks the model's low "is this intended?", which it then replaces)
     for kind in ("line break", "wrapped", "edge"):
@@ -211,11 +225,12 @@ def _judge_plain(
     language: str,
     how: str,
     words: Words | None = None,
+    kind: str = "plain",
 ) -> Judgement:
     out = Judgement()
     if not diffs:
         return out
-    for rule in rules.applicable("plain"):  # the first rule that fires decides, no model asked
+    for rule in rules.applicable(kind):  # the first rule that fires decides, no model asked
         hits = rule.oracle(c, diffs) if rule.oracle else []
         if hits:
             _apply(out, c, rule, hits, head_line)

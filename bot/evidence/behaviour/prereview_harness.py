@@ -17,7 +17,8 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
       first for a method; a constructor's without it) as the tracer pickled them, unpickled here with
       this side's classes. The result is what it returns (an iterator it returns: its first items) and
       what it changes in `self` and the other arguments; arguments this side cannot unpickle are
-      "unavailable" ("replay"), not a result
+      "unavailable" ("replay"), not a result; with "swap": {"name": "literal"} those parameters are
+      set to the given literal reprs first (a call from the tests with one argument changed)
   {"id": "7", "path": "pkg/m.py", "qualname": "cm", "nesting": true}
       a context manager used inside itself; the result is the project's module state (simple global
       values of cm's module and of the project modules whose functions it calls) before the outer
@@ -224,9 +225,16 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     pos, kw = box[0]
     mod = _module_at(call["path"])
     qual = call["qualname"]
-    if qual.endswith(".__init__"):
-        return _construct(call["id"], calls.resolve(mod, qual.rsplit(".", 1)[0]), pos, kw, timeout)
-    fn = calls.raw(mod, qual)
+    init = qual.endswith(".__init__")
+    fn = calls.resolve(mod, qual.rsplit(".", 1)[0]) if init else calls.raw(mod, qual)
+    if call.get("swap"):
+        try:  # a constructor's recorded arguments have no `self`: bound to its class's signature
+            pos, kw = _swapped(fn, pos, kw, call["swap"])
+        except (TypeError, ValueError, SyntaxError, KeyError) as exc:
+            why = probe.normalise(f"{type(exc).__name__}: {exc}", ROOT, 200)
+            return {"id": call["id"], "result": {"kind": "unavailable", "type": "swap", "message": why}}
+    if init:
+        return _construct(call["id"], fn, pos, kw, timeout)
     subjects = {**{str(i): a for i, a in enumerate(pos)}, **kw}
     if "." in qual and pos:
         subjects["self"] = subjects.pop("0")
@@ -234,6 +242,21 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     result, _ = _timed(lambda: calls.items(fn(*pos, **kw), ROOT, LIMIT), timeout)
     after = {k: _shown(a) for k, a in subjects.items()}
     return {"id": call["id"], "result": result, "mutated": {k: r for k, r in after.items() if r != before[k]}}
+
+
+def _swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
+    """The recorded arguments with the named parameters set to the given literals (a name the callable
+    does not take, or a `*args`/`**kwargs` one, is refused: KeyError)."""
+    import inspect
+
+    sig = inspect.signature(fn)
+    bound = sig.bind_partial(*pos, **kw)
+    for name, text in swap.items():
+        param = sig.parameters.get(name)
+        if param is None or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise KeyError(name)
+        bound.arguments[name] = _value(text, {})
+    return list(bound.args), dict(bound.kwargs)
 
 
 def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:

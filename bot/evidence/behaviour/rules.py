@@ -47,7 +47,7 @@ class Rule:
     general: bool = False  # a plain general oracle, true of any code
     action: str = "report"  # "report" | "list"
     kind: str = "plain"  # the differences it sees: "plain" | "wrapped" (argument in a proxy) | "line break"
-    # | "edge" (an argument at an edge of its type)
+    # | "edge" (an argument at an edge of its type) | "steered" (an argument the model aimed at the change)
     show: int = 2  # examples shown in the finding
     category: str = "bug"
     cwe: str | None = None
@@ -225,6 +225,37 @@ RULES: tuple[Rule, ...] = (
         "general oracle: behaviour/programming-error on the tests' own calls at an edge of their inputs",
         general=True,
         kind="edge",
+    ),
+    Rule(
+        "behaviour/steered-failure",
+        "medium",
+        edge_failure,
+        "A call from the tests made again with one argument set to a value aimed at the changed lines "
+        "returned before this change and fails now.",
+        "general oracle: a new exception on the tests' own call with one argument the model chose from the "
+        "diff (issue 26 item 5: the model names the input, running it is the evidence)",
+        general=True,
+        kind="steered",
+    ),
+    Rule(
+        "behaviour/steered-lost-check",
+        "medium",
+        lost_check,
+        _LOST_CHECK_WHY,
+        "general oracle: a removed input check, seen on the tests' own call with one argument the model "
+        "chose from the diff",
+        general=True,
+        kind="steered",
+    ),
+    Rule(
+        "behaviour/steered-programming-error",
+        "medium",
+        programming_error,
+        _PROGRAMMING_WHY,
+        "general oracle: behaviour/programming-error on the tests' own call with one argument the model "
+        "chose from the diff",
+        general=True,
+        kind="steered",
     ),
     Rule(
         "behaviour/new-callable",
