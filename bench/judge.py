@@ -6,10 +6,10 @@
 `collect` runs bench/quality.py (the arguments after `--`) and writes down every set of differences the
 rules left to the model (what `judge.decide` is given), with the change's kind: on a `bug` change
 base's results are the right ones; on `alt`/`fix` changes head's are (the change is the intended one).
-`eval` puts each set to the model as `behaviour.judge: probabilities` does (`judge._plausibility`) and
+`eval` puts each set to the model as `behaviour.judge: probabilities` does (`plausibility.margin`) and
 prints the margin by which base's results read likelier than head's, then, for each threshold, how many
 sets on bug changes would be judged bugs (want: many) and how many on alt/fix changes (want: none).
-`judge.BUG_MARGIN` is the threshold the review uses. `eval --ask` runs the default verdict path instead
+`plausibility.BUG_MARGIN` is the threshold the review uses. `eval --ask` runs the default verdict path instead
 and counts its "bug" verdicts. Seconds are the model's alone.
 """
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bot.config import Config  # noqa: E402
-from bot.evidence.behaviour import judge  # noqa: E402
+from bot.evidence.behaviour import judge, plausibility  # noqa: E402
 from bot.evidence.behaviour.callables import Changed  # noqa: E402
 from bot.evidence.behaviour.compare import Difference  # noqa: E402
 from bot.models import registry  # noqa: E402
@@ -141,7 +141,9 @@ def evaluate(path: Path, model_name: str | None, thresholds: list[float], ask: b
     seconds = 0.0
     for i, rec in enumerate(recs, 1):
         group = "bug" if rec["kind"] == "bug" else "other"
-        got = judge._plausibility(_changed(rec), _differences(rec), m, rec["title"], rec["body"])
+        got = plausibility.margin(
+            _changed(rec), _differences(rec), m, rec["title"], rec["body"], judge._function(_changed(rec))
+        )
         if got is None:
             raise SystemExit(f"{cfg.model.name} gives no token probabilities: nothing to measure")
         margin, took = got

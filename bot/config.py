@@ -198,12 +198,8 @@ class BehaviourConfig(_Section):
         ge=1,
         description="Calls recorded per changed function in the test runs (at most 8 per test, spread out)",
     )
-    wrapped_inputs: int = Field(
-        4, ge=0, description="Inputs per changed function whose test calls are varied"
-    )
-    edge_calls: int = Field(
-        48, ge=0, description="Test calls per run made with an argument empty, 0 or negated"
-    )
+    wrapped_inputs: int = Field(4, ge=0, description="Distinct test inputs per function made again varied")
+    edge_calls: int = Field(48, ge=0, description="Test calls per run made with an edge argument")
     budget_seconds: float = Field(
         120.0, gt=0, description="Time budget for generated calls and their judgement"
     )
@@ -211,11 +207,7 @@ class BehaviourConfig(_Section):
         2.0, gt=0, description="Seconds one generated call may run before it is a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
-    steer: bool = Field(
-        True,
-        description="Let the model replace one argument of the tests' own calls with a value aimed at the "
-        "changed lines, where those calls behaved the same at base and head",
-    )
+    steer: bool = Field(True, description="Let the model aim the tests' calls at the changed lines")
     judge: Literal["verdict", "probabilities"] = Field(
         "verdict",
         description="How the model judges a difference no rule decides: a verdict question that stands only "

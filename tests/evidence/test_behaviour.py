@@ -20,7 +20,7 @@ from bot.change.diff import is_test_path, parse
 from bot.cli.root import cli
 from bot.config import Config, SandboxConfig
 from bot.evidence import testrun
-from bot.evidence.behaviour import compare, generate, harness, judge, oracles
+from bot.evidence.behaviour import compare, generate, harness, judge, oracles, plausibility
 from bot.evidence.behaviour.callables import Changed, Param, changed_callables
 from bot.evidence.behaviour.engine import BehaviourEvidence
 from bot.evidence.detect import PYTEST
@@ -603,10 +603,10 @@ def test_with_token_probabilities_each_result_is_put_to_the_model_alone(
 
 def test_a_result_that_changes_an_argument_is_told_as_such() -> None:
     assert (
-        judge._states("f(xs)", "None and changes xs to [1]")
+        plausibility.states("f(xs)", "None and changes xs to [1]")
         == "`f(xs)` returns `None` and changes xs to [1]."
     )
-    assert judge._states("f(0)", "raises ValueError: no") == "`f(0)` raises ValueError: no."
+    assert plausibility.states("f(0)", "raises ValueError: no") == "`f(0)` raises ValueError: no."
 
 
 @pytest.mark.parametrize(

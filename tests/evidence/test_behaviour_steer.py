@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from bot.cli.root import cli
-from bot.evidence.behaviour import steer
+from bot.evidence.behaviour import expressions, steer
 from bot.evidence.behaviour.callables import Changed, Param
 from bot.evidence.behaviour.compare import Call
 from bot.models.scripted import ScriptedModel
@@ -192,8 +192,10 @@ def test_a_steered_method_call_keeps_the_tests_own_self(make_repo, tmp_path) -> 
     assert found["last_part"]["rule_id"] == "behaviour/unexplained"
     assert "last_part('a.b.c'): before 'c'; after 'b'" in found["last_part"]["evidence"]
     notes = " ".join(data.get("notes") or [])
-    assert "`Name.real_name` gave the same results at base and head on" in notes, notes
-    assert "`sep='/'`" in notes
+    assert (
+        "`Name.real_name`: no difference on the inputs the model aimed at the changed lines "
+        "(1 of 1 test call(s) with `sep='/'` ran" in notes
+    ), notes
 
 
 @needs_bwrap
@@ -203,3 +205,103 @@ def test_steering_off_compares_only_the_tests_calls(make_repo, tmp_path) -> None
         repo, tmp_path, [_steer(1, "dotted", "'_a.b'", name="def last_part")], behaviour={"steer": False}
     )
     assert not [f for f in data["findings"] if f["source"] == "behaviour"], data
+
+
+QUERY = """class Query:
+    def __init__(self, text):
+        self.words = text.split()
+
+    def has_alias(self):
+        for word in self.words:
+            if word.upper() == "AS":
+                return True
+        return False
+"""
+QUERY_BUG = QUERY.replace('if word.upper() == "AS":', 'if word == "AS":')
+QUERY_TEST = """import query
+from query import Query
+from .helpers import nothing
+
+
+class TestQuery:
+    def test_alias(self):
+        assert Query("select x AS y").has_alias()
+"""
+
+
+QUERY_TESTS = {
+    "tests/__init__.py": "",
+    "tests/test_query.py": QUERY_TEST,
+    "tests/helpers.py": "nothing = None\n",
+}
+
+
+def _expressions(*texts: str) -> dict:
+    return {"match": "Write up to", "text": json.dumps({"expressions": list(texts)})}
+
+
+def test_a_tests_source_and_its_module_imports_are_read_for_the_expressions() -> None:
+    files = {"tests/test_query.py": QUERY_TEST}
+    got = expressions.test_of("tests/test_query.py::TestQuery::test_alias", files.get)
+    assert got is not None
+    imports, source = got
+    assert imports == "import query\nfrom query import Query"  # the relative import left out
+    assert source.startswith("def test_alias(self):") and "has_alias()" in source
+    assert expressions.test_of("tests/test_query.py::TestQuery::test_gone", files.get) is None
+    assert expressions.test_of("tests/missing.py::test_x", files.get) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ('Query("a as b").has_alias()', True),
+        ("query.Query('x').words", True),
+        ("open('/etc/passwd').read()", False),
+        ("Query.__init__.__globals__", False),
+        ("(lambda: 1)()", False),
+        ("x = 1", False),
+    ],
+)
+def test_only_an_expression_that_computes_a_value_is_run(text, ok) -> None:
+    assert expressions.usable(text) is ok
+
+
+@needs_bwrap
+def test_an_expression_written_from_the_test_reaches_a_method_of_self_alone(make_repo, tmp_path) -> None:
+    """`has_alias` takes only `self`: no argument to steer. The model writes an expression in the test's
+    terms; it runs `has_alias` and gives another value at head. The change's words do not account for it
+    and blind comparisons in both orders prefer the old result: a medium `behaviour/changed-result` with
+    the expression as its example. An expression that does not run the changed method is dropped."""
+    repo = make_repo(
+        {"query.py": QUERY, **QUERY_TESTS},
+        {"query.py": QUERY_BUG},
+    )
+    replies = [
+        _expressions('Query("select x as y").has_alias()', "str(1)"),
+        NOT_ACCOUNTED,
+        {"match": "Which version", "text": json.dumps({"correct": "second", "reason": "r"})},
+        {"match": "Which version", "text": json.dumps({"correct": "first", "reason": "r"})},
+    ]
+    data = _review(repo, tmp_path, replies)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert [(f["rule_id"], f["severity"]) for f in found] == [("behaviour/changed-result", "medium")], data
+    assert 'Query("select x as y").has_alias(): before True; after False' in found[0]["evidence"]
+    assert (
+        "an expression the model wrote from test `tests/test_query.py::TestQuery::test_alias`"
+        in found[0]["message"]
+    )
+
+
+@needs_bwrap
+def test_expressions_that_do_not_reach_the_change_are_told_in_a_note(make_repo, tmp_path) -> None:
+    repo = make_repo(
+        {"query.py": QUERY, **QUERY_TESTS},
+        {"query.py": QUERY_BUG},
+    )
+    data = _review(repo, tmp_path, [_expressions("str(1)", "Query('a').words")])
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"], data
+    notes = " ".join(data.get("notes") or [])
+    assert (
+        "`Query.has_alias`: no difference on the inputs the model aimed at the changed lines (0 of 2 "
+        in notes
+    )

@@ -12,12 +12,12 @@ LIMIT = 300
 
 # module -> its length when listed; lower an entry whenever the module shrinks, never raise one
 ALLOWED: dict[str, int] = {
-    "bot/evidence/behaviour/generate.py": 591,
+    "bot/evidence/behaviour/generate.py": 564,
     "bot/evidence/behaviour/prereview_trace.py": 475,
-    "bot/config.py": 506,
-    "bot/evidence/behaviour/judge.py": 468,
+    "bot/config.py": 503,
+    "bot/evidence/behaviour/judge.py": 442,
     "bot/evidence/behaviour/callables.py": 466,
-    "bot/evidence/behaviour/engine.py": 427,
+    "bot/evidence/behaviour/engine.py": 415,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 333,
     "bot/evidence/testrun.py": 326,

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import pysyntax
-from ...change import git
 from ...change.diff import Diff, is_test_path
 from ...config import Config
 from ...models import Model
@@ -31,9 +30,9 @@ from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
+from .headfiles import HeadFiles
 from .languages import other_language_sources
 
-MAX_PACKAGE_MODULES = 200  # modules read for the functions a changed module-level value reaches
 ModelFactory = Callable[[], Model]
 Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
@@ -57,7 +56,7 @@ class BehaviourEvidence:
     sandbox: Sandbox | None = None
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
-    _listing: list[str] | None = None  # every file at head, read once (see _head_files)
+    _files: HeadFiles | None = None  # the files at head, listed once (folders and packages)
     words: accounts.Words | None = None  # what the change's author says it does (the judge reads it)
 
     @classmethod
@@ -71,7 +70,7 @@ class BehaviourEvidence:
         stage = cls(change, cfg, read_base, read_head)
         stage.targets = changed_callables(diff, read_base, read_head, is_test=is_test_path)
         stage.targets += reached_callables(
-            diff, read_head, stage._package, is_test=is_test_path, changed=stage.targets
+            diff, read_head, stage.files.package, is_test=is_test_path, changed=stage.targets
         )
         stage.edited_tests = changed_tests(diff, read_base, read_head, is_test_path)
         others = other_language_sources(diff)
@@ -189,7 +188,7 @@ class BehaviourEvidence:
                     max_calls=self.cfg.behaviour.max_calls,
                     model=model if self.cfg.behaviour.model_inputs else None,
                     language=self.cfg.review.language,
-                    classes=objects.project_classes(self._nearby_modules(unreached), self.read_head),
+                    classes=objects.project_classes(self.files.nearby(unreached), self.read_head),
                     deadline=deadline,
                 )
                 if plan.late:
@@ -272,18 +271,30 @@ class BehaviourEvidence:
         deadline: float,
         skip: Callable[[Call], bool],
     ) -> list[Input]:
-        """The model's values for one argument of the tests' own calls of the changed callables that
-        showed no difference (steer.py); none without a model, a sandbox or time."""
+        """Inputs the model aims at the changed lines of the callables whose tests' calls showed no
+        difference (steer.py); none without a model or time, or with behaviour.steer off."""
         if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
             return []
         differing = {d.callable for d in diffs}
         quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
-        chosen = steer.candidates(quiet, base_calls, skip)
-        if not chosen:
-            return []
-        got, seconds = steer.plan(chosen, model, self.cfg.review.language, deadline)
+        got, seconds = steer.inputs(
+            quiet,
+            base_calls,
+            skip,
+            model,
+            self.read_head,
+            language=self.cfg.review.language,
+            deadline=deadline,
+        )
         self.seconds_model += seconds
         return got
+
+    @property
+    def files(self) -> HeadFiles:
+        if self._files is None:
+            assert self.change.workdir is not None
+            self._files = HeadFiles(self.change.workdir, self.change.head_sha)
+        return self._files
 
     def _left_out(self, left: list[Changed], what: str) -> None:
         """The note for what the budget left out: what, and which callables (the first few by name)."""
@@ -291,56 +302,6 @@ class BehaviourEvidence:
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         budget = self.cfg.behaviour.budget_seconds
         self.notes.append(f"behaviour: budget_seconds ({budget:g}s) spent {what}: {shown}")
-
-    def _nearby_modules(self, targets: list[Changed]) -> list[str]:
-        """The targets' modules, then the other non-test modules of their folders at head (where the
-        classes their parameters take usually live)."""
-        paths = [c.path for c in targets]
-        for path in dict.fromkeys(paths):
-            paths += self._folder(path)
-        return list(dict.fromkeys(paths))
-
-    def _folder(self, path: str) -> list[str]:
-        """The non-test Python modules of `path`'s folder at head."""
-        folder = path.rpartition("/")[0]
-        return sorted(
-            x
-            for x in self._head_files()
-            if x.rpartition("/")[0] == folder and x.endswith(".py") and not is_test_path(x)
-        )
-
-    def _head_files(self) -> list[str]:
-        """Every file at head, listed once per stage (folders and packages are read from it)."""
-        if self._listing is None:
-            assert self.change.workdir is not None
-            self._listing = git.git(
-                self.change.workdir, "ls-tree", "-r", "--name-only", self.change.head_sha, check=False
-            ).splitlines()
-        return self._listing
-
-    def _package(self, path: str) -> list[str]:
-        """The non-test Python modules of the package `path` is in (its topmost folder with an
-        `__init__.py` at head; only `path`'s folder when it is in none), `path`'s folder first and then
-        the closest folders, at most MAX_PACKAGE_MODULES."""
-        listed = self._head_files()
-        inits = {x.rpartition("/")[0] for x in listed if x.endswith("/__init__.py")}
-        folder = root = path.rpartition("/")[0]
-        while root in inits and "/" in root and root.rpartition("/")[0] in inits:
-            root = root.rpartition("/")[0]
-        if root not in inits:
-            return self._folder(path)
-        mods = [x for x in listed if x.startswith(root + "/") and x.endswith(".py") and not is_test_path(x)]
-        here = folder.split("/")
-
-        def distance(x: str) -> tuple[int, str]:
-            there = x.rpartition("/")[0].split("/")
-            common = next(
-                (i for i, (a, b) in enumerate(zip(here, there, strict=False)) if a != b),
-                min(len(here), len(there)),
-            )
-            return (len(here) - common) + (len(there) - common), x
-
-        return sorted(mods, key=distance)[:MAX_PACKAGE_MODULES]
 
     def _head_line(self, c: Changed) -> str | None:
         text = self.read_head(c.finding_path)

@@ -22,37 +22,8 @@ from ...findings.language import instruction as language_instruction
 from ...models import Message, Model
 from ...models.answer import ask_json
 from .callables import Changed, Param, calls_by_name, in_class, int_literals
+from .inputs import Input as Input  # re-exported: the stage's modules import it from here
 from .objects import Built, ProjectClass, values
-
-
-@dataclass(frozen=True)
-class Input:
-    callable: str  # Changed.key
-    origin: str  # "doctest" | "hypothesis" | "boundary" | "model"
-    args: tuple[str, ...] = ()  # literal reprs
-    kwargs: tuple[tuple[str, str], ...] = ()
-    doctest: tuple[tuple[str, str], ...] = ()  # (source, want) examples, run in order
-    instance: bool = False  # a method called on a fresh `Class()` (its class built with no arguments)
-    builds: tuple[tuple[str, str], ...] = ()  # (name, module path) of the project classes its args build
-    report: tuple[int, ...] = ()  # the doctest examples whose results count (empty: all; others are setup)
-    nesting: bool = False  # a context manager used inside itself, the module state seen at each step
-    pickled: tuple[str, ...] = ()  # a call from the tests, replayed: its arguments as the tracer pickled them
-    shown: tuple[tuple[str, str], ...] = ()  # a replayed call's arguments as the tests' run showed them
-    swap: tuple[tuple[str, str], ...] = ()  # a replayed call with these parameters set to literal reprs
-    # (the model's values aimed at the changed lines, steer.py); `shown` already shows them
-
-    def expr(self, qualname: str) -> str:
-        """The call as a reader would write it (methods on their fresh instance); '' for doctests."""
-        if self.nesting:
-            name = qualname.rsplit(".", 1)[-1]
-            return f"with {name}(): with {name}(): ..."
-        if self.doctest:
-            return ""
-        shown = ", ".join([*self.args, *(f"{k}={v}" for k, v in self.kwargs)])
-        if self.instance and "." in qualname:
-            owner, name = qualname.rsplit(".", 1)
-            return f"{owner.rsplit('.', 1)[-1]}().{name}({shown})"
-        return ""
 
 
 @dataclass

@@ -31,6 +31,7 @@ SCRIPTS = (
     "prereview_frames.py",
     "prereview_trace.py",
     "prereview_calls.py",
+    "prereview_steer.py",
     "prereview_harness.py",
 )
 
@@ -90,7 +91,9 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
     for i, inp in enumerate(inputs):
         path, qual = paths[inp.callable]
         call: dict[str, object] = {"id": str(i), "path": path, "qualname": qual}
-        if inp.pickled:
+        if inp.probe:
+            call["probe"], call["imports"] = inp.probe, inp.imports
+        elif inp.pickled:
             call["pickled"] = list(inp.pickled)
             if inp.swap:
                 call["swap"] = dict(inp.swap)
@@ -192,6 +195,8 @@ def run_inputs_in(
                 out.append(None)
             continue
         for rec in recs:
+            if inp.probe and rec.get("reached") is not True:
+                continue  # an expression that did not run the changed callable says nothing of it
             try:  # the harness runs next to the change's code: a record may be forged, so checked here
                 call = Call(
                     callable=inp.callable,
@@ -202,12 +207,19 @@ def run_inputs_in(
                     expr=str(rec.get("expr") or inp.expr(paths[inp.callable][1])),
                     want=str(rec["want"]) if "want" in rec else None,
                     replay=inp,
-                    variant=" ".join(["steered", *(name for name, _ in inp.swap)]) if inp.swap else "",
+                    variant=_variant(inp),
                 )
             except (KeyError, TypeError, ValueError):
                 continue
             out.append(call)
     return out, "; ".join(notes)
+
+
+def _variant(inp: Input) -> str:
+    """A steered input's variant (steer.py): "steered <param>" or "probe expression"; else none."""
+    if inp.swap:
+        return " ".join(["steered", *(name for name, _ in inp.swap)])
+    return "probe expression" if inp.probe else ""
 
 
 def _args(inp: Input) -> tuple[tuple[str, str], ...]:

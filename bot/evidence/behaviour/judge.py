@@ -27,7 +27,7 @@ from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...models.answer import ask_json
 from ...types import BehaviourChange, Finding, severity_rank
-from . import accounts, oracles, rules
+from . import accounts, oracles, plausibility, rules
 from .accounts import Words
 from .callables import Changed
 from .compare import Call, Difference, clearest, describe
@@ -72,7 +72,9 @@ _HOW = {
 
 
 def _where(d: Difference) -> str:
-    if d.variant:  # "wrapped x" | "line break x" | "edge x"
+    if d.variant == "probe expression":
+        return f" (an expression the model wrote from test `{d.origin}` to reach the changed lines)"
+    if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x"
         kind, arg = d.variant.rsplit(" ", 1)
         how = _HOW.get(kind, "a line break at the end of `{}`").format(arg)
         return f" (a call in test `{d.origin}`, made again with {how})"
@@ -180,7 +182,7 @@ def judge(
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
     # the tests' calls with one argument the model aimed at the change: the "steered" rules, then the
     # change's words, where the plain differences gave no finding of medium or more
-    steered = [d for d in diffs if d.variant.startswith("steered ")]
+    steered = [d for d in diffs if d.variant.startswith(("steered ", "probe "))]
     if steered and not any(severity_rank(f.severity) >= severity_rank("medium") for f in out.findings):
         more = _judge_plain(c, steered, model, title, body, head_line, language, how, words, kind="steered")
         top = max((severity_rank(f.severity) for f in out.findings), default=-1)
@@ -285,16 +287,18 @@ def decide(
     the verdict path stays the default because it flagged none of the intended ones."""
     if model is None:
         return "unexplained", "not checked against the change's text (no model)", 0.0
-    scored = _plausibility(c, diffs, model(), title, body) if how == "probabilities" else None
+    scored = (
+        plausibility.margin(c, diffs, model(), title, body, _function(c)) if how == "probabilities" else None
+    )
     if scored is not None:
         margin, seconds = scored
-        if margin >= BUG_MARGIN:
+        if margin >= plausibility.BUG_MARGIN:
             return (
                 "bug",
                 f"the old results read as right for `{c.name}` and the new ones do not ({margin:+.1f})",
                 seconds,
             )
-        if margin <= -BUG_MARGIN:
+        if margin <= -plausibility.BUG_MARGIN:
             return "intended", f"the new results read as right for `{c.name}` ({margin:+.1f})", seconds
         return "intended", f"not clearly a bug (the old and new results read alike, {margin:+.1f})", seconds
     told = words or Words(title, body)
@@ -308,51 +312,6 @@ def decide(
         why = f"{answer.why}, and blind comparisons in both orders prefer the old results"
         return "bug", why, seconds
     return "unexplained", f"{answer.why}; blind comparisons did not both prefer the old results", seconds
-
-
-BUG_MARGIN = 1.0  # mean log-odds by which base's results beat head's (bench/judge.py measures it)
-
-
-def _plausibility(
-    c: Changed, diffs: Sequence[Difference], m: Model, title: str, body: str
-) -> tuple[float, float] | None:
-    """(mean over the differences of log-odds("yes") for base's result minus head's, seconds); None when
-    the backend gives no token probabilities."""
-    score = getattr(m, "score", None)
-    if score is None or not diffs:
-        return None
-    told = title.strip() or body.strip()
-    said = f"The change under review is titled: {title[:200]}\n{body[:400]}\n\n" if told else ""
-    margins, seconds = [], 0.0
-    for d in diffs:
-        odds = []
-        for result in (d.before, d.after):
-            prompt = (
-                f"{_function(c)}{said}{_states(d.call, result)}\n\nIs this result right for this function?"
-            )
-            try:
-                got = score(
-                    [Message("system", prompts.load("behaviour_score")), Message("user", prompt)],
-                    ["yes", "no"],
-                )
-            except ModelError:
-                got = None
-            if got is None:
-                return None
-            seconds += got.seconds
-            odds.append(got.logprobs["yes"] - got.logprobs["no"])
-        margins.append(odds[0] - odds[1])
-    return sum(margins) / len(margins), seconds
-
-
-def _states(call: str, result: str) -> str:
-    """One call and its result, told the same way whichever version gave it."""
-    value, changes, rest = result.partition(" and changes ")
-    told = f"`{call}` {value}" if value.startswith(_NOT_RETURNED) else f"`{call}` returns `{value}`"
-    return f"{told} and changes {rest}." if changes else f"{told}."
-
-
-_NOT_RETURNED = ("raises ", "hangs ", "crashes ", "cannot be called")
 
 
 _GUESSED = ("boundary", "model", "hypothesis")

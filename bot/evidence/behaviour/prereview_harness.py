@@ -19,6 +19,10 @@ Runs INSIDE the sandbox (the project's own interpreter, Python 3.8+) from a scra
       what it changes in `self` and the other arguments; arguments this side cannot unpickle are
       "unavailable" ("replay"), not a result; with "swap": {"name": "literal"} those parameters are
       set to the given literal reprs first (a call from the tests with one argument changed)
+  {"id": "9", "path": "pkg/m.py", "qualname": "f", "probe": "pkg.parse('x as y')", "imports": "import pkg"}
+      an expression (written from a test's code) evaluated after the test module's imports; the result
+      is its value as `self` is shown (an object by its fields), and "reached" says whether evaluating
+      it ran `f` (a profile hook on f's code object)
   {"id": "7", "path": "pkg/m.py", "qualname": "cm", "nesting": true}
       a context manager used inside itself; the result is the project's module state (simple global
       values of cm's module and of the project modules whose functions it calls) before the outer
@@ -39,6 +43,7 @@ from typing import Any
 
 import prereview_calls as calls
 import prereview_probe as probe
+import prereview_steer as steer
 
 ROOT = os.getcwd()
 
@@ -181,6 +186,8 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         return out
     if "pickled" in call:
         return [_replay(call, timeout)]
+    if "probe" in call:
+        return [steer.evaluate(call, fn, timeout, _timed, _shown, LIMIT)]
     builds = call.get("builds") or {}
     values: list[Any] = []
 
@@ -229,7 +236,7 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     fn = calls.resolve(mod, qual.rsplit(".", 1)[0]) if init else calls.raw(mod, qual)
     if call.get("swap"):
         try:  # a constructor's recorded arguments have no `self`: bound to its class's signature
-            pos, kw = _swapped(fn, pos, kw, call["swap"])
+            pos, kw = steer.swapped(fn, pos, kw, call["swap"], _value)
         except (TypeError, ValueError, SyntaxError, KeyError) as exc:
             why = probe.normalise(f"{type(exc).__name__}: {exc}", ROOT, 200)
             return {"id": call["id"], "result": {"kind": "unavailable", "type": "swap", "message": why}}
@@ -242,21 +249,6 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     result, _ = _timed(lambda: calls.items(fn(*pos, **kw), ROOT, LIMIT), timeout)
     after = {k: _shown(a) for k, a in subjects.items()}
     return {"id": call["id"], "result": result, "mutated": {k: r for k, r in after.items() if r != before[k]}}
-
-
-def _swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str]) -> tuple[list[Any], dict[str, Any]]:
-    """The recorded arguments with the named parameters set to the given literals (a name the callable
-    does not take, or a `*args`/`**kwargs` one, is refused: KeyError)."""
-    import inspect
-
-    sig = inspect.signature(fn)
-    bound = sig.bind_partial(*pos, **kw)
-    for name, text in swap.items():
-        param = sig.parameters.get(name)
-        if param is None or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise KeyError(name)
-        bound.arguments[name] = _value(text, {})
-    return list(bound.args), dict(bound.kwargs)
 
 
 def _construct(ident: str, owner: Any, args: list[Any], kwargs: dict[str, Any], timeout: float) -> dict:

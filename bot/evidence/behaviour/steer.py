@@ -17,17 +17,19 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ... import prompts, pysyntax
 from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...models.answer import ask_json
+from . import expressions
 from .callables import Changed
 from .compare import Call
 from .generate import Input, call_params
 
-MAX_CALLABLES = 4  # model rounds per review
+MAX_ROUNDS = 4  # model rounds per review
 MAX_SHOWN = 3  # recorded calls shown per callable
 MAX_VALUES = 3  # values proposed per callable
 MAX_REPR = 160  # a shown argument's repr, cut
@@ -70,8 +72,8 @@ _ASK = (
 def candidates(
     targets: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]
 ) -> list[tuple[Changed, list[Call]]]:
-    """The changed callables worth steering (edited in place, with arguments to vary, not a class's
-    body) with up to MAX_SHOWN of their base calls from the tests that can be made again (pickled,
+    """The changed callables whose arguments can be steered (edited in place, with arguments to vary, not
+    a class's body) with up to MAX_SHOWN of their base calls from the tests that can be made again (pickled,
     distinct arguments), skipping the calls `skip` excludes (a failing or edited test's)."""
     by_key: dict[str, list[Call]] = {}
     for x in base_calls:
@@ -80,14 +82,14 @@ def candidates(
         mine = by_key.setdefault(x.callable, [])
         if len(mine) < MAX_SHOWN and all(m.args != x.args for m in mine):
             mine.append(x)
-    out = []
-    for c in targets:
-        if c.kind not in ("modified", "lost-lines") or c.is_class or not c.base_source or not c.head_source:
-            continue
-        if c.base_source == c.head_source or not _names(c) or not by_key.get(c.key):
-            continue
-        out.append((c, by_key[c.key]))
-    return out[:MAX_CALLABLES]
+    return [(c, by_key[c.key]) for c in targets if _steerable(c) and _names(c) and by_key.get(c.key)]
+
+
+def _steerable(c: Changed) -> bool:
+    """A callable edited in place (its source differs at base and head), not a class body."""
+    if c.kind not in ("modified", "lost-lines") or c.is_class or "<locals>" in c.qualname:
+        return False
+    return bool(c.base_source and c.head_source and c.base_source != c.head_source)
 
 
 def _names(c: Changed) -> list[str]:
@@ -156,47 +158,86 @@ def _one(row: Any, calls: Sequence[Call], names: Sequence[str]) -> Input | None:
     return Input(call.callable, call.origin, pickled=call.pickled, shown=tuple(given), swap=((name, value),))
 
 
-def plan(
-    chosen: Sequence[tuple[Changed, list[Call]]],
+def inputs(
+    quiet: Sequence[Changed],
+    base_calls: Sequence[Call],
+    skip: Callable[[Call], bool],
     model: Callable[[], Model],
+    read: Callable[[str], str | None],
+    *,
     language: str = "",
     deadline: float | None = None,
 ) -> tuple[list[Input], float]:
-    """Steered inputs for each chosen callable until the deadline, and the model's seconds."""
+    """Steered inputs for the changed callables whose tests' calls showed no difference (`quiet`), at
+    most MAX_ROUNDS model rounds until the deadline: each callable's calls with one argument replaced
+    (where it takes arguments and a call can be made again), then expressions written from a test that
+    reaches it (expressions.py). (inputs, the model's seconds)"""
+    rounds: list[tuple[Changed, Callable[[Model], tuple[list[Input], float]]]] = []
+    for c, calls in candidates(quiet, base_calls, skip):
+        rounds.append((c, partial(_ask_values, c, calls, language=language)))
+    for c in quiet:
+        if not _steerable(c):
+            continue
+        for test_id in expressions.tests_reaching(c, base_calls, skip)[:2]:
+            test = expressions.test_of(test_id, read)
+            if test is not None:
+                rounds.append((c, partial(_ask_expressions, c, test_id, test, language=language)))
+                break
+    rounds.sort(key=lambda r: [c.key for c in quiet].index(r[0].key))  # callable by callable
     out: list[Input] = []
     seconds = 0.0
-    for c, calls in chosen:
+    for _, ask in rounds[:MAX_ROUNDS]:
         if deadline is not None and time.monotonic() > deadline:
             break
-        got, took = propose(c, calls, model(), language)
+        got, took = ask(model())
         out += got
         seconds += took
     return out, seconds
 
 
+def _ask_values(c: Changed, calls: list[Call], model: Model, language: str) -> tuple[list[Input], float]:
+    return propose(c, calls, model, language)
+
+
+def _ask_expressions(
+    c: Changed, test_id: str, test: tuple[str, str], model: Model, language: str
+) -> tuple[list[Input], float]:
+    return expressions.propose(c, test_id, test, model, language)
+
+
 def note(
     targets: Sequence[Changed], steered: Sequence[Input], calls: Sequence[Call], diffs: Sequence[Any]
 ) -> list[str]:
-    """One note per steered callable whose steered calls all ran and changed nothing: what was tried."""
-    ran: dict[str, int] = {}
+    """One note per steered callable that showed no difference: what the model tried and what ran."""
+    ran: dict[tuple[str, bool], int] = {}  # (callable, an expression?) -> calls that ran (and reached)
     for x in calls:
-        if x.replay is not None and x.replay.swap and x.result.get("kind") != "unavailable":
-            ran[x.callable] = ran.get(x.callable, 0) + 1
-    differing = {d.callable for d in diffs if d.variant.startswith("steered ")}
+        if (
+            x.replay is not None
+            and (x.replay.swap or x.replay.probe)
+            and x.result.get("kind") != "unavailable"
+        ):
+            key = (x.callable, bool(x.replay.probe))
+            ran[key] = ran.get(key, 0) + 1
+    differing = {d.callable for d in diffs if d.variant.startswith(("steered ", "probe "))}
     out = []
     for c in targets:
         tried = [i for i in steered if i.callable == c.key]
         if not tried or c.key in differing:
             continue
-        values = ", ".join(f"`{n}={v[:40]}`" for i in tried[:3] for n, v in i.swap)
-        if ran.get(c.key):
-            out.append(
-                f"behaviour: `{c.qualname}` gave the same results at base and head on {ran[c.key]} of the "
-                f"tests' calls with an argument the model aimed at the changed lines ({values})"
+        parts = []
+        values = [i for i in tried if i.swap]
+        if values:
+            shown = ", ".join(f"`{n}={v[:40]}`" for i in values[:3] for n, v in i.swap)
+            parts.append(f"{ran.get((c.key, False), 0)} of {len(values)} test call(s) with {shown} ran")
+        written = [i for i in tried if i.probe]
+        if written:
+            parts.append(
+                f"{ran.get((c.key, True), 0)} of {len(written)} expression(s) written from test "
+                f"`{written[0].origin}` reached it (`{written[0].probe[:80]}`)"
             )
-        else:
-            out.append(
-                f"behaviour: `{c.qualname}`: the tests' calls with an argument the model aimed at the "
-                f"changed lines ({values}) could not be made (the argument does not fit the call)"
-            )
+        out.append(
+            f"behaviour: `{c.qualname}`: no difference on the inputs the model aimed at the changed lines ("
+            + "; ".join(parts)
+            + ")"
+        )
     return out

@@ -1,0 +1,147 @@
+"""Expressions the model writes from a test's own code, aimed at the change: where the tests' calls of a
+changed callable behave the same at base and head and its inputs are objects no literal builds (a token
+tree, a configured app, `self` alone), the model is shown the callable's diff and one test that reaches
+it, and writes up to three expressions in that test's terms (`sqlparse.parse("create table t as select
+count(x) from y")[0]`). Each is evaluated at base and head after the test module's own imports
+(prereview_steer.py, in the sandbox, like the tests); one that did not run the changed callable is
+dropped, so every difference left is the changed code's. Differences are judged as steered ones
+(rules.py kind "steered", then the change's words).
+
+The expressions are the model's code, built from the change's untrusted text: they run only in the
+sandbox, next to the change's code; on the host they are parsed (`ast`), never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ... import prompts, pysyntax
+from ...findings.language import instruction as language_instruction
+from ...models import Message, Model, ModelError
+from ...models.answer import ask_json
+from .callables import Changed
+from .compare import Call
+from .generate import Input
+
+Reader = Callable[[str], "str | None"]
+
+MAX_EXPRESSIONS = 3
+MAX_TEST = 1500  # characters of the test shown
+MAX_EXPRESSION = 300
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "expressions": {
+            "type": "array",
+            "maxItems": MAX_EXPRESSIONS,
+            "items": {"type": "string", "maxLength": MAX_EXPRESSION},
+        }
+    },
+    "required": ["expressions"],
+}
+
+_ASK = (
+    "A function changed:\n<untrusted>\n```diff\n{diff}\n```\n</untrusted>\n\nThis test of the project "
+    "runs `{name}` and passes both before and after the change:\n<untrusted>\n```python\n{imports}\n\n"
+    "{test}\n```\n</untrusted>\n\nWrite up to {n} Python expressions in this test's terms (the names it "
+    "imports, literal inputs) whose value would differ between the version before and the version after "
+    "the change: each must make `{name}` run on an input that takes the changed lines. One expression "
+    'each: no statements, no assert. Answer as JSON: {{"expressions": ["..."]}}.'
+)
+
+# names an expression may not use: it only computes a value (it runs in the sandbox all the same)
+_REFUSED = frozenset(
+    {"exec", "eval", "compile", "open", "__import__", "input", "breakpoint", "exit", "quit", "globals"}
+)
+
+
+def test_of(test_id: str, read: Reader) -> tuple[str, str] | None:
+    """(the test module's import statements, the test function's source) for a pytest id, or None when
+    the file or function cannot be read (relative imports are left out: the harness imports by name)."""
+    path, _, rest = test_id.partition("::")
+    parts = [p for p in rest.split("[", 1)[0].split("::") if p]
+    text = read(path) if path.endswith(".py") and parts else None
+    if text is None:
+        return None
+    try:
+        tree = pysyntax.parse(text)
+    except SyntaxError:
+        return None
+    imports = [
+        ast.get_source_segment(text, n) or ""
+        for n in tree.body
+        if isinstance(n, ast.Import) or (isinstance(n, ast.ImportFrom) and not n.level)
+    ]
+    body: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for part in parts:
+        node = next(
+            (n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None
+        )
+        if node is None:
+            return None
+        body = node.body if isinstance(node, ast.ClassDef) else []
+    source = ast.get_source_segment(text, node) if isinstance(node, ast.FunctionDef) else None
+    if not source:
+        return None
+    return "\n".join(i for i in imports if i), source[:MAX_TEST]
+
+
+def usable(text: str) -> bool:
+    """A single expression that only computes (none of `_REFUSED`, no dunder attribute, no lambda)."""
+    try:
+        tree = pysyntax.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in _REFUSED:
+            return False
+        if isinstance(n, ast.Attribute) and n.attr.startswith("__"):
+            return False
+        if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+    return True
+
+
+def tests_reaching(c: Changed, base_calls: Sequence[Call], skip: Callable[[Call], bool]) -> list[str]:
+    """The test ids whose calls reached `c` at base (in order, each once), not those `skip` excludes."""
+    out: list[str] = []
+    for x in base_calls:
+        if x.callable == c.key and "::" in x.origin and not x.variant and not skip(x) and x.origin not in out:
+            out.append(x.origin)
+    return out
+
+
+def propose(
+    c: Changed, test_id: str, test: tuple[str, str], model: Model, language: str = ""
+) -> tuple[list[Input], float]:
+    """The model's expressions for `c` from one test, as inputs (at most MAX_EXPRESSIONS), and seconds."""
+    imports, source = test
+    diff = "\n".join(
+        difflib.unified_diff(c.base_source.splitlines(), c.head_source.splitlines(), lineterm="", n=2)
+    )
+    prompt = _ASK.format(
+        diff="\n".join(diff.splitlines()[2:])[:2000],
+        name=c.qualname,
+        imports=imports[:800],
+        test=source,
+        n=MAX_EXPRESSIONS,
+    )
+    system = Message("system", prompts.load("behaviour_steer") + language_instruction(language))
+    try:
+        answer = ask_json(model, [system, Message("user", prompt)], SCHEMA, max_tokens=240)
+    except ModelError:
+        return [], 0.0
+    data, seconds = answer.data, answer.completion.seconds
+    rows = data.get("expressions") if isinstance(data, dict) else None
+    out: list[Input] = []
+    for text in rows if isinstance(rows, list) else []:
+        if isinstance(text, str) and usable(text):
+            got = Input(c.key, test_id, probe=text.strip(), imports=imports)
+            if got not in out:
+                out.append(got)
+    return out[:MAX_EXPRESSIONS], seconds
