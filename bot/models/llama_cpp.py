@@ -48,9 +48,7 @@ def load_backends() -> int:
         package / "lib",
         package.parent / "bin",
     ]  # variants land in bin/ unless CMAKE_INSTALL_BINDIR moves them
-    ggml = next(
-        (d / n for d in libs for n in ("libggml.so", "libggml.dylib", "ggml.dll") if (d / n).exists()), None
-    )
+    ggml = ggml_library(libs, _mapped())
     if ggml is None:
         return 1  # statically linked: the backends are part of libllama
     lib = ctypes.CDLL(str(ggml))
@@ -63,6 +61,33 @@ def load_backends() -> int:
                 lib.ggml_backend_load_all_from_path(str(d).encode())
                 count = int(lib.ggml_backend_reg_count())
     return count
+
+
+GGML_NAMES = ("libggml.so.0", "libggml.so", "libggml.dylib", "ggml.dll")
+
+
+def ggml_library(libs: list[Path], mapped: list[str]) -> Path | None:
+    """The ggml library libllama itself loaded, whose backend registry llama.cpp reads: the file already
+    mapped into this process (`mapped`: /proc/self/maps), else the first of GGML_NAMES in `libs`, the
+    soname's file first. A wheel cannot hold links, so pip installs `libggml.so`, `libggml.so.0` and
+    `libggml.so.0.25.3` as three copies: opening another copy than libllama's (`libggml.so`, needed
+    `libggml.so.0`) makes a second ggml whose registry gets the backends and llama.cpp then finds none
+    ("no backends are loaded": every model load fails)."""
+    dirs = {d.resolve() for d in libs if d.is_dir()}
+    for path in mapped:
+        p = Path(path)
+        if p.name.startswith("libggml.") and p.parent.resolve() in dirs:
+            return p
+    return next((d / n for d in libs for n in GGML_NAMES if (d / n).exists()), None)
+
+
+def _mapped() -> list[str]:
+    """The files mapped into this process (Linux; [] elsewhere)."""
+    try:
+        text = Path("/proc/self/maps").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line.split(None, 5)[5] for line in text.splitlines() if len(line.split(None, 5)) == 6]
 
 
 @contextlib.contextmanager

@@ -305,3 +305,42 @@ def test_expressions_that_do_not_reach_the_change_are_told_in_a_note(make_repo, 
         "`Query.has_alias`: no difference on the inputs the model aimed at the changed lines (0 of 2 "
         in notes
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('Query("a as b").has_alias()', 'Query("a as b").has_alias()'),
+        ('assert Query("a as b").has_alias()', 'Query("a as b").has_alias()'),  # the assert's test
+        ("x = query.Query('x').words", "query.Query('x').words"),  # the assignment's value
+        ("import os", None),
+        ("assert open('f').read()", None),
+        ("a = 1; b = 2", None),
+    ],
+)
+def test_the_expression_is_taken_from_an_assert_or_an_assignment(text, want) -> None:
+    assert expressions.expression(text) == want
+
+
+def test_the_test_chosen_to_write_from_names_the_changed_callable() -> None:
+    files = {
+        "tests/test_a.py": "import query\n\ndef test_long():\n    x = 1\n    assert x\n\ndef test_other():\n"
+        "    assert 1\n",
+        "tests/test_b.py": "from query import Query\n\ndef test_named():\n"
+        "    assert Query('select x as y').has_alias() and True and True\n",
+    }
+    c = _changed(path="query.py", qualname="Query.has_alias")
+    base = [
+        Call(c.key, origin, (("self", "<Query>"),), {"kind": "return", "repr": "True"})
+        for origin in (
+            "tests/test_a.py::test_other",
+            "tests/test_a.py::test_long",
+            "tests/test_b.py::test_named",
+        )
+    ]
+    got = expressions.chosen_test(c, base, lambda x: False, files.get)
+    assert got is not None and got[0] == "tests/test_b.py::test_named"
+    assert got[1][0] == "from query import Query"
+    # none names it: the shortest
+    got = expressions.chosen_test(c, base[:2], lambda x: False, files.get)
+    assert got is not None and got[0] == "tests/test_a.py::test_other"

@@ -31,6 +31,7 @@ Reader = Callable[[str], "str | None"]
 MAX_EXPRESSIONS = 3
 MAX_TEST = 1500  # characters of the test shown
 MAX_EXPRESSION = 300
+MAX_TESTS = 12  # tests reaching the callable read to choose one from
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -45,12 +46,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 _ASK = (
-    "A function changed:\n<untrusted>\n```diff\n{diff}\n```\n</untrusted>\n\nThis test of the project "
+    "A function changed, `{name}`:\n<untrusted>\n```python\n{signature}\n```\nThe diff:\n"
+    "```diff\n{diff}\n```\n</untrusted>\n\nThis test of the project "
     "runs `{name}` and passes both before and after the change:\n<untrusted>\n```python\n{imports}\n\n"
     "{test}\n```\n</untrusted>\n\nWrite up to {n} Python expressions in this test's terms (the names it "
-    "imports, literal inputs) whose value would differ between the version before and the version after "
-    "the change: each must make `{name}` run on an input that takes the changed lines. One expression "
-    'each: no statements, no assert. Answer as JSON: {{"expressions": ["..."]}}.'
+    "imports, `{top}` itself, literal inputs) whose value would differ between the version before and "
+    "the version after the change: each must make `{name}` run on an input that takes the changed "
+    'lines. One expression each: no statements, no assert. Answer as JSON: {{"expressions": ["..."]}}.'
 )
 
 # names an expression may not use: it only computes a value (it runs in the sandbox all the same)
@@ -91,6 +93,25 @@ def test_of(test_id: str, read: Reader) -> tuple[str, str] | None:
     return "\n".join(i for i in imports if i), source[:MAX_TEST]
 
 
+def expression(text: str) -> str | None:
+    """The expression in the model's line: as written, or the test of an `assert`, or the value of an
+    assignment (what small models write when asked for an expression); None when it is none of those
+    or not `usable`."""
+    text = text.strip()
+    try:
+        node = pysyntax.parse(text).body
+    except (SyntaxError, ValueError):
+        return None
+    if len(node) != 1:
+        return None
+    one = node[0]
+    part = {ast.Expr: "value", ast.Assert: "test", ast.Assign: "value"}.get(type(one))
+    if part is None:
+        return None
+    got = ast.get_source_segment(text, getattr(one, part))
+    return got if got and usable(got) else None
+
+
 def usable(text: str) -> bool:
     """A single expression that only computes (none of `_REFUSED`, no dunder attribute, no lambda)."""
     try:
@@ -107,13 +128,30 @@ def usable(text: str) -> bool:
     return True
 
 
-def tests_reaching(c: Changed, base_calls: Sequence[Call], skip: Callable[[Call], bool]) -> list[str]:
-    """The test ids whose calls reached `c` at base (in order, each once), not those `skip` excludes."""
-    out: list[str] = []
+def chosen_test(
+    c: Changed, base_calls: Sequence[Call], skip: Callable[[Call], bool], read: Reader
+) -> tuple[str, tuple[str, str]] | None:
+    """The test to write expressions from: of the first MAX_TESTS tests whose calls reached `c` at base
+    (not those `skip` excludes), one whose code names the callable (or its class), else the shortest.
+    (test id, (imports, source)), or None when none can be read."""
+    ids: list[str] = []
     for x in base_calls:
-        if x.callable == c.key and "::" in x.origin and not x.variant and not skip(x) and x.origin not in out:
-            out.append(x.origin)
-    return out
+        if x.callable == c.key and "::" in x.origin and not x.variant and not skip(x) and x.origin not in ids:
+            ids.append(x.origin)
+            if len(ids) >= MAX_TESTS:
+                break
+    names = {c.name, c.qualname.split(".")[0]}
+    found = [(t, got) for t in ids if (got := test_of(t, read)) is not None]
+    if not found:
+        return None
+    return min(found, key=lambda f: (not any(n in f[1][1] for n in names), len(f[1][1])))
+
+
+def _signature(c: Changed) -> str:
+    """The callable's `def` as written at head, inside its class (`class C:` above a method's)."""
+    owner = c.qualname.rsplit(".", 1)[0] if "." in c.qualname else ""
+    text = c.signature.strip()
+    return f"class {owner}:\n    {text}\n        ..." if owner and "<locals>" not in owner else text
 
 
 def propose(
@@ -127,8 +165,10 @@ def propose(
     prompt = _ASK.format(
         diff="\n".join(diff.splitlines()[2:])[:2000],
         name=c.qualname,
+        signature=_signature(c),
         imports=imports[:800],
         test=source,
+        top=c.qualname.split(".")[0],
         n=MAX_EXPRESSIONS,
     )
     system = Message("system", prompts.load("behaviour_steer") + language_instruction(language))
@@ -140,8 +180,9 @@ def propose(
     rows = data.get("expressions") if isinstance(data, dict) else None
     out: list[Input] = []
     for text in rows if isinstance(rows, list) else []:
-        if isinstance(text, str) and usable(text):
-            got = Input(c.key, test_id, probe=text.strip(), imports=imports)
+        found = expression(text) if isinstance(text, str) else None
+        if found is not None:
+            got = Input(c.key, test_id, probe=found, imports=imports)
             if got not in out:
                 out.append(got)
     return out[:MAX_EXPRESSIONS], seconds

@@ -37,6 +37,9 @@ def evaluate(
         expr = compile(call["probe"], "<probe>", "eval")
     except (SyntaxError, ValueError) as exc:
         return {"id": ident, "result": {"kind": "unavailable", "type": "probe", "message": str(exc)[:200]}}
+    # the changed callable's top-level name (its function, or its class) is there too, as the prompt says
+    top = call["qualname"].split(".")[0]
+    ns[top] = getattr(calls.module(call["path"], ROOT), top, None)
     made, ok = timed(lambda: exec(imports, ns), timeout)  # noqa: S102 (the test's imports, sandboxed)
     if not ok:
         why = normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)

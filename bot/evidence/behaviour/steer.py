@@ -176,13 +176,9 @@ def inputs(
     for c, calls in candidates(quiet, base_calls, skip):
         rounds.append((c, partial(_ask_values, c, calls, language=language)))
     for c in quiet:
-        if not _steerable(c):
-            continue
-        for test_id in expressions.tests_reaching(c, base_calls, skip)[:2]:
-            test = expressions.test_of(test_id, read)
-            if test is not None:
-                rounds.append((c, partial(_ask_expressions, c, test_id, test, language=language)))
-                break
+        picked = expressions.chosen_test(c, base_calls, skip, read) if _steerable(c) else None
+        if picked is not None:
+            rounds.append((c, partial(_ask_expressions, c, *picked, language=language)))
     rounds.sort(key=lambda r: [c.key for c in quiet].index(r[0].key))  # callable by callable
     out: list[Input] = []
     seconds = 0.0
