@@ -338,9 +338,31 @@ def test_the_test_chosen_to_write_from_names_the_changed_callable() -> None:
             "tests/test_b.py::test_named",
         )
     ]
-    got = expressions.chosen_test(c, base, lambda x: False, files.get)
+    got = expressions.chosen_test(c, base, files.get)
     assert got is not None and got[0] == "tests/test_b.py::test_named"
     assert got[1][0] == "from query import Query"
     # none names it: the shortest
-    got = expressions.chosen_test(c, base[:2], lambda x: False, files.get)
+    got = expressions.chosen_test(c, base[:2], files.get)
     assert got is not None and got[0] == "tests/test_a.py::test_other"
+
+
+def test_without_a_test_naming_it_one_in_the_modules_own_test_file_is_chosen() -> None:
+    files = {
+        "tests/test_cli.py": "import query\n\ndef test_cli():\n    assert 1\n",
+        "tests/test_query.py": "import query\n\ndef test_parse():\n    assert query.parse('select x as y')\n",
+    }
+    c = _changed(path="src/query.py", qualname="group_aliases")
+    base = [
+        Call(c.key, origin, (("tlist", "<TokenList>"),), {"kind": "return", "repr": "None"})
+        for origin in ("tests/test_cli.py::test_cli", "tests/test_query.py::test_parse")
+    ]
+    got = expressions.chosen_test(c, base, files.get)
+    assert got is not None and got[0] == "tests/test_query.py::test_parse"
+
+
+def test_the_tests_own_call_of_the_projects_api_is_the_template() -> None:
+    src = "def test_op(s):\n    p = sqlparse.parse(s)[0]\n    assert isinstance(p.tokens[0], sql.Operation)\n"
+    assert expressions.template(src, "import pytest\nimport sqlparse\nfrom sqlparse import sql") == (
+        "sqlparse.parse(s)[0]"
+    )
+    assert expressions.template("def test_x():\n    pytest.raises(ValueError)\n", "import pytest") is None

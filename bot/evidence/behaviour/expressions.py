@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ Reader = Callable[[str], "str | None"]
 MAX_EXPRESSIONS = 3
 MAX_TEST = 1500  # characters of the test shown
 MAX_EXPRESSION = 300
-MAX_TESTS = 12  # tests reaching the callable read to choose one from
+MAX_TESTS = 40  # tests reaching the callable read to choose one from
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,10 +50,11 @@ _ASK = (
     "A function changed, `{name}`:\n<untrusted>\n```python\n{signature}\n```\nThe diff:\n"
     "```diff\n{diff}\n```\n</untrusted>\n\nThis test of the project "
     "runs `{name}` and passes both before and after the change:\n<untrusted>\n```python\n{imports}\n\n"
-    "{test}\n```\n</untrusted>\n\nWrite up to {n} Python expressions in this test's terms (the names it "
-    "imports, `{top}` itself, literal inputs) whose value would differ between the version before and "
-    "the version after the change: each must make `{name}` run on an input that takes the changed "
-    'lines. One expression each: no statements, no assert. Answer as JSON: {{"expressions": ["..."]}}.'
+    "{test}\n```\n</untrusted>\n\n{template}Write up to {n} Python expressions in this test's terms (the "
+    "names it imports, literal inputs; or `{top}` itself when its arguments can be written as literals) "
+    "whose value would differ between the version before and the version after the change: each must "
+    "make `{name}` run on an input that takes the changed lines. One expression each: no statements, no "
+    'assert, no variables, no `self` or fixtures. Answer as JSON: {{"expressions": ["..."]}}.'
 )
 
 # names an expression may not use: it only computes a value (it runs in the sandbox all the same)
@@ -128,23 +130,64 @@ def usable(text: str) -> bool:
     return True
 
 
-def chosen_test(
-    c: Changed, base_calls: Sequence[Call], skip: Callable[[Call], bool], read: Reader
-) -> tuple[str, tuple[str, str]] | None:
-    """The test to write expressions from: of the first MAX_TESTS tests whose calls reached `c` at base
-    (not those `skip` excludes), one whose code names the callable (or its class), else the shortest.
-    (test id, (imports, source)), or None when none can be read."""
-    ids: list[str] = []
-    for x in base_calls:
-        if x.callable == c.key and "::" in x.origin and not x.variant and not skip(x) and x.origin not in ids:
-            ids.append(x.origin)
-            if len(ids) >= MAX_TESTS:
-                break
+def chosen_test(c: Changed, base_calls: Sequence[Call], read: Reader) -> tuple[str, tuple[str, str]] | None:
+    """The test to write expressions from, among the tests whose calls reached `c` at base (any of them:
+    it is only a template of the project's API, its own inputs are not compared; one the change deletes
+    cannot be read at head), those in a test file named after its module first, `grouping.py` ->
+    `tests/test_grouping.py`, at most MAX_TESTS read): one whose code names the callable (or its class),
+    else one in such a file; among those, one that needs no `self` (a test class's helpers are not in
+    scope), then the shortest. (test id, (imports, source)), or None when none can be read."""
+    stem = c.path.rsplit("/", 1)[-1].removesuffix(".py").strip("_")
+
+    def near(test_id: str) -> bool:
+        return bool(stem) and stem in test_id.split("::", 1)[0].rsplit("/", 1)[-1]
+
+    ids = list(
+        dict.fromkeys(
+            x.origin for x in base_calls if x.callable == c.key and "::" in x.origin and not x.variant
+        )
+    )
+    ids.sort(key=lambda t: not near(t))  # stable: run order otherwise
     names = {c.name, c.qualname.split(".")[0]}
-    found = [(t, got) for t in ids if (got := test_of(t, read)) is not None]
+    found = [(t, got) for t in ids[:MAX_TESTS] if (got := test_of(t, read)) is not None]
     if not found:
         return None
-    return min(found, key=lambda f: (not any(n in f[1][1] for n in names), len(f[1][1])))
+
+    def rank(f: tuple[str, tuple[str, str]]) -> tuple[int, bool, int]:
+        source = f[1][1]
+        named = 0 if any(n in source for n in names) else 1 if near(f[0]) else 2
+        return named, "self." in source, len(source)
+
+    return min(found, key=rank)
+
+
+def template(source: str, imports: str) -> str | None:
+    """The test's first expression that calls one of the names its module imports (an assignment's
+    value, an assert's test, a bare call): how the project's API reaches the callable, for the model to
+    vary (`sqlparse.parse(s)[0]`). None when it has none (pytest's own helpers do not count)."""
+    try:
+        imported = {
+            (a.asname or a.name).split(".")[0]
+            for n in pysyntax.parse(imports).body
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in n.names
+        } - {"pytest", "unittest", "mock"}
+        fn = pysyntax.parse(textwrap.dedent(source)).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    text = textwrap.dedent(source)
+    for stmt in ast.walk(fn):
+        value = {ast.Assign: "value", ast.Expr: "value", ast.Assert: "test"}.get(type(stmt))
+        node = getattr(stmt, value, None) if value else None
+        if node is None:
+            continue
+        for call in ast.walk(node):
+            root = call.func if isinstance(call, ast.Call) else None
+            while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name) and root.id in imported:
+                return ast.get_source_segment(text, node)
+    return None
 
 
 def _signature(c: Changed) -> str:
@@ -162,6 +205,7 @@ def propose(
     diff = "\n".join(
         difflib.unified_diff(c.base_source.splitlines(), c.head_source.splitlines(), lineterm="", n=2)
     )
+    shape = template(source, imports)
     prompt = _ASK.format(
         diff="\n".join(diff.splitlines()[2:])[:2000],
         name=c.qualname,
@@ -170,6 +214,7 @@ def propose(
         test=source,
         top=c.qualname.split(".")[0],
         n=MAX_EXPRESSIONS,
+        template=f"The test computes `{shape[:300]}`: vary its inputs. " if shape else "",
     )
     system = Message("system", prompts.load("behaviour_steer") + language_instruction(language))
     try:

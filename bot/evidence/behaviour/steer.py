@@ -176,7 +176,7 @@ def inputs(
     for c, calls in candidates(quiet, base_calls, skip):
         rounds.append((c, partial(_ask_values, c, calls, language=language)))
     for c in quiet:
-        picked = expressions.chosen_test(c, base_calls, skip, read) if _steerable(c) else None
+        picked = expressions.chosen_test(c, base_calls, read) if _steerable(c) else None
         if picked is not None:
             rounds.append((c, partial(_ask_expressions, c, *picked, language=language)))
     rounds.sort(key=lambda r: [c.key for c in quiet].index(r[0].key))  # callable by callable
