@@ -32,7 +32,7 @@ def test_the_ggml_copy_libllama_loaded_is_the_one_given_the_backends(tmp_path: P
     libllama needs `libggml.so.0`. Loading the backends into the other copy left llama.cpp with none:
     every model load failed ("no backends are loaded"), measured here with the wheel
     scripts/ci/llama-wheel.sh builds. The mapped copy is the one, else the soname's file."""
-    from bot.models.llama_cpp import ggml_library
+    from bot.models.backends import ggml_library
 
     lib = tmp_path / "llama_cpp" / "lib"
     lib.mkdir(parents=True)
@@ -47,7 +47,7 @@ def test_the_ggml_copy_libllama_loaded_is_the_one_given_the_backends(tmp_path: P
 
 
 def test_the_process_maps_are_read_as_paths() -> None:
-    from bot.models.llama_cpp import _mapped
+    from bot.models.backends import _mapped
 
     paths = _mapped()
     assert paths and all(p.startswith(("/", "[")) or p == "" for p in paths)
