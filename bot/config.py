@@ -207,7 +207,7 @@ class BehaviourConfig(_Section):
         2.0, gt=0, description="Seconds one generated call may run before it is a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
-    steer: bool = Field(True, description="Let the model aim the tests' calls at the changed lines")
+    steer: bool = Field(False, description="Let the model aim the tests' calls at the changed lines")
     judge: Literal["verdict", "probabilities"] = Field(
         "verdict",
         description="How the model judges a difference no rule decides: a verdict question that stands only "

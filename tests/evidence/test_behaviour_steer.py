@@ -82,6 +82,7 @@ def _review(repo: Path, tmp_path: Path, replies: list[dict], **extra) -> dict:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"replies": replies, "default": {"findings": []}}))
     cfg = tmp_path / "cfg.yml"
+    extra.setdefault("behaviour", {"steer": True})  # off by default (docs/quality.md: no gain at 1.5B)
     cfg.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}, **extra}))
     res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
     assert res.exit_code == 0, res.output
@@ -200,10 +201,9 @@ def test_a_steered_method_call_keeps_the_tests_own_self(make_repo, tmp_path) -> 
 
 @needs_bwrap
 def test_steering_off_compares_only_the_tests_calls(make_repo, tmp_path) -> None:
+    """Off (the default): the model is not asked; only the tests' calls and their variants are compared."""
     repo = make_repo({"names.py": NAMES, "test_names.py": NAMES_TEST}, {"names.py": NAMES_FAIL})
-    data = _review(
-        repo, tmp_path, [_steer(1, "dotted", "'_a.b'", name="def last_part")], behaviour={"steer": False}
-    )
+    data = _review(repo, tmp_path, [_steer(1, "dotted", "'_a.b'", name="def last_part")], behaviour={})
     assert not [f for f in data["findings"] if f["source"] == "behaviour"], data
 
 
