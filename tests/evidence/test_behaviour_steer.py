@@ -6,7 +6,6 @@ built it) and a difference is judged by the "steered" rules, then by the change'
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import jsonschema
@@ -20,16 +19,8 @@ from bot.evidence.behaviour.callables import Changed, Param
 from bot.evidence.behaviour.compare import Call
 from bot.models.scripted import ScriptedModel
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
-)
-SCHEMA = json.loads((Path(__file__).parents[2] / "bot/schemas/review.schema.json").read_text())
-
-
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
-
+# the same bubblewrap mark, review schema and per-test cache as the other behaviour tests
+from .test_behaviour_objects import NOT_ACCOUNTED, SCHEMA, _own_cache, needs_bwrap  # noqa: F401
 
 NAMES = '''class Name:
     def __init__(self, dotted):
@@ -69,7 +60,6 @@ def test_real_name():
 def test_last_part():
     assert last_part("a.b") == "b"
 """
-NOT_ACCOUNTED = {"match": "account for this difference", "text": json.dumps({"accounted": "no", "quote": ""})}
 
 
 def _steer(call: int, param: str, value: str, name: str = "") -> dict:
