@@ -127,3 +127,17 @@ def test_a_review_without_any_model_is_one_line_naming_the_fix(make_repo, tmp_pa
     assert line.startswith("prereview: error: model 'qwen2.5-coder-1.5b' is not in ")
     assert f"python -m bot.cli.ci_model {catalog.DEFAULT_MODEL}" in line and "--api-base" in line
     assert "pip install" not in line and "Traceback" not in proc.stderr
+
+
+def test_an_unwritable_cache_is_one_line_naming_the_fix_before_any_download(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nomodel image in a container step whose workspace the image's user cannot write: the 22 chunk
+    packages were downloaded, then the copy died with a PermissionError traceback (found running the
+    Gitea example's step in the image here). Now one line, and pip never runs."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(blocker / "cache"))  # its parent is a file: not creatable
+    monkeypatch.setattr(ci_model.subprocess, "run", lambda *a, **k: pytest.fail("pip must not run"))
+    with pytest.raises(ci_model.PrereviewError, match=r"cannot write the model cache .*PREREVIEW_CACHE_DIR"):
+        ci_model.ensure("qwen2.5-coder-0.5b")

