@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from .base import Completion, Message, Model
+from .base import Completion, Message, Model, ModelError
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,21 @@ def ask_json(
 ) -> Answer:
     completion = model.complete(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
     return parse(completion, schema)
+
+
+def ask_object(
+    model: Model, system: str, prompt: str, schema: dict[str, Any], *, max_tokens: int
+) -> tuple[dict[str, Any], float]:
+    """One system + user question's JSON object, valid for the schema, and the seconds it took; ({}, 0.0)
+    when the backend failed or the answer was unusable (for callers to whom no answer means "nothing")."""
+    messages = [Message("system", system), Message("user", prompt)]
+    try:
+        answer = ask_json(model, messages, schema, max_tokens=max_tokens)
+    except ModelError:
+        return {}, 0.0
+    if answer.data is None:
+        return {}, 0.0
+    return answer.data, answer.completion.seconds
 
 
 def parse(completion: Completion, schema: dict[str, Any]) -> Answer:

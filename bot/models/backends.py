@@ -61,4 +61,4 @@ def _mapped() -> list[str]:
         text = Path("/proc/self/maps").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    return [line.split(None, 5)[5] for line in text.splitlines() if len(line.split(None, 5)) == 6]
+    return [fields[5] for line in text.splitlines() if len(fields := line.split(None, 5)) == 6]

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ... import prompts, pysyntax
 from ...findings.language import instruction as language_instruction
-from ...models import Message, Model, ModelError
-from ...models.answer import ask_json
+from ...models import Model
+from ...models.answer import ask_object
 from .callables import Changed
 from .compare import Call
 from .generate import Input
@@ -66,15 +67,32 @@ _REFUSED = frozenset(
 def test_of(test_id: str, read: Reader) -> tuple[str, str] | None:
     """(the test module's import statements, the test function's source) for a pytest id, or None when
     the file or function cannot be read (relative imports are left out: the harness imports by name)."""
+    return _test_in(test_id, _parsed_by(read))
+
+
+def _parsed_by(read: Reader) -> Callable[[str], tuple[str, ast.Module] | None]:
+    """`read` with each Python file read and parsed once: (text, tree), or None."""
+
+    @functools.cache
+    def parsed(path: str) -> tuple[str, ast.Module] | None:
+        text = read(path) if path.endswith(".py") else None
+        if text is None:
+            return None
+        try:
+            return text, pysyntax.parse(text)
+        except SyntaxError:
+            return None
+
+    return parsed
+
+
+def _test_in(test_id: str, parsed: Callable[[str], tuple[str, ast.Module] | None]) -> tuple[str, str] | None:
     path, _, rest = test_id.partition("::")
     parts = [p for p in rest.split("[", 1)[0].split("::") if p]
-    text = read(path) if path.endswith(".py") and parts else None
-    if text is None:
+    got = parsed(path) if parts else None
+    if got is None:
         return None
-    try:
-        tree = pysyntax.parse(text)
-    except SyntaxError:
-        return None
+    text, tree = got
     imports = [
         ast.get_source_segment(text, n) or ""
         for n in tree.body
@@ -149,7 +167,8 @@ def chosen_test(c: Changed, base_calls: Sequence[Call], read: Reader) -> tuple[s
     )
     ids.sort(key=lambda t: not near(t))  # stable: run order otherwise
     names = {c.name, c.qualname.split(".")[0]}
-    found = [(t, got) for t in ids[:MAX_TESTS] if (got := test_of(t, read)) is not None]
+    parsed = _parsed_by(read)  # tests of one file share its one read and parse
+    found = [(t, got) for t in ids[:MAX_TESTS] if (got := _test_in(t, parsed)) is not None]
     if not found:
         return None
 
@@ -216,13 +235,9 @@ def propose(
         n=MAX_EXPRESSIONS,
         template=f"The test computes `{shape[:300]}`: vary its inputs. " if shape else "",
     )
-    system = Message("system", prompts.load("behaviour_steer") + language_instruction(language))
-    try:
-        answer = ask_json(model, [system, Message("user", prompt)], SCHEMA, max_tokens=240)
-    except ModelError:
-        return [], 0.0
-    data, seconds = answer.data, answer.completion.seconds
-    rows = data.get("expressions") if isinstance(data, dict) else None
+    system = prompts.load("behaviour_steer") + language_instruction(language)
+    data, seconds = ask_object(model, system, prompt, SCHEMA, max_tokens=240)
+    rows = data.get("expressions")
     out: list[Input] = []
     for text in rows if isinstance(rows, list) else []:
         found = expression(text) if isinstance(text, str) else None

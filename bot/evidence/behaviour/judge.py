@@ -24,8 +24,8 @@ from typing import Any
 
 from ... import prompts
 from ...findings.language import instruction as language_instruction
-from ...models import Message, Model, ModelError
-from ...models.answer import ask_json
+from ...models import Model
+from ...models.answer import ask_object
 from ...types import BehaviourChange, Finding, severity_rank
 from . import accounts, oracles, plausibility, rules
 from .accounts import Words
@@ -183,10 +183,9 @@ def judge(
     # the tests' calls with one argument the model aimed at the change: the "steered" rules, then the
     # change's words, where the plain differences gave no finding of medium or more
     steered = [d for d in diffs if d.variant.startswith(("steered ", "probe "))]
-    if steered and not any(severity_rank(f.severity) >= severity_rank("medium") for f in out.findings):
+    if steered and _strongest(out) < severity_rank("medium"):
         more = _judge_plain(c, steered, model, title, body, head_line, language, how, words, kind="steered")
-        top = max((severity_rank(f.severity) for f in out.findings), default=-1)
-        if any(severity_rank(f.severity) > top for f in more.findings):
+        if _strongest(more) > _strongest(out):
             out.findings, out.examples = more.findings, more.examples
         out.changes += more.changes
         out.seconds_model += more.seconds_model
@@ -195,12 +194,18 @@ def judge(
     for kind in ("line break", "wrapped", "edge"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
-            rank = severity_rank(rule.severity)
-            hits = [] if any(severity_rank(f.severity) >= rank for f in out.findings) else varied
-            if rule.oracle and hits and (hits := rule.oracle(c, hits)):
-                out.findings, out.examples = [], {}  # every finding made so far is weaker
+            if not (rule.oracle and varied) or _strongest(out) >= severity_rank(rule.severity):
+                continue
+            hits = rule.oracle(c, varied)
+            if hits:  # every finding made so far is weaker: this one replaces them
+                out.findings, out.examples = [], {}
                 _apply(out, c, rule, hits, head_line)
     return out
+
+
+def _strongest(out: Judgement) -> int:
+    """The rank of the most severe finding made so far (-1: none)."""
+    return max((severity_rank(f.severity) for f in out.findings), default=-1)
 
 
 def _apply(
@@ -334,20 +339,6 @@ def _function(c: Changed) -> str:
     )
 
 
-def _request(
-    model: Callable[[], Model], system: str, prompt: str, schema: dict[str, Any], language: str
-) -> tuple[dict[str, Any], float]:
-    """The model's JSON object for one grammar-constrained question ({} when it gave none), and seconds."""
-    messages = [Message("system", system + language_instruction(language)), Message("user", prompt)]
-    try:
-        answer = ask_json(model(), messages, schema, max_tokens=120)
-    except ModelError:
-        return {}, 0.0
-    if answer.data is None:
-        return {}, 0.0
-    return answer.data, answer.completion.seconds
-
-
 def _confirm(
     c: Changed, diffs: Sequence[Difference], model: Callable[[], Model], language: str
 ) -> tuple[bool, float]:
@@ -378,7 +369,8 @@ def _blind(
         + "\n".join(row(d) for d in diffs)
         + "\n\nWhich version's results are correct for this function?"
     )
-    data, seconds = _request(model, prompts.load("behaviour_confirm"), prompt, CONFIRM_SCHEMA, language)
+    system = prompts.load("behaviour_confirm") + language_instruction(language)
+    data, seconds = ask_object(model(), system, prompt, CONFIRM_SCHEMA, max_tokens=120)
     answer = data.get("correct")
     return (answer if answer in ("first", "second", "unsure") else None), seconds
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
 from ... import prompts, pysyntax
 from ...findings.language import instruction as language_instruction
-from ...models import Message, Model, ModelError
-from ...models.answer import ask_json
+from ...models import Model
+from ...models.answer import ask_object
 from . import expressions
 from .callables import Changed
 from .compare import Call
@@ -120,13 +120,9 @@ def propose(c: Changed, calls: Sequence[Call], model: Model, language: str = "")
         n=MAX_VALUES,
         example=names[0],
     )
-    system = Message("system", prompts.load("behaviour_steer") + language_instruction(language))
-    try:
-        answer = ask_json(model, [system, Message("user", prompt)], schema(names, len(calls)), max_tokens=200)
-    except ModelError:
-        return [], 0.0
-    data, seconds = answer.data, answer.completion.seconds
-    rows = data.get("calls") if isinstance(data, dict) else None
+    system = prompts.load("behaviour_steer") + language_instruction(language)
+    data, seconds = ask_object(model, system, prompt, schema(names, len(calls)), max_tokens=200)
+    rows = data.get("calls")
     out: list[Input] = []
     for row in rows if isinstance(rows, list) else []:
         got = _one(row, calls, names)
@@ -169,21 +165,13 @@ def inputs(
     deadline: float | None = None,
 ) -> tuple[list[Input], float]:
     """Steered inputs for the changed callables whose tests' calls showed no difference (`quiet`), at
-    most MAX_ROUNDS model rounds until the deadline: each callable's calls with one argument replaced
-    (where it takes arguments and a call can be made again), then expressions written from a test that
-    reaches it (expressions.py). (inputs, the model's seconds)"""
-    rounds: list[tuple[Changed, Callable[[Model], tuple[list[Input], float]]]] = []
-    for c, calls in candidates(quiet, base_calls, skip):
-        rounds.append((c, partial(_ask_values, c, calls, language=language)))
-    for c in quiet:
-        picked = expressions.chosen_test(c, base_calls, read) if _steerable(c) else None
-        if picked is not None:
-            rounds.append((c, partial(_ask_expressions, c, *picked, language=language)))
-    rounds.sort(key=lambda r: [c.key for c in quiet].index(r[0].key))  # callable by callable
+    most MAX_ROUNDS model rounds until the deadline, callable by callable: its calls with one argument
+    replaced (where it takes arguments and a call can be made again), then expressions written from a
+    test that reaches it (expressions.py). (inputs, the model's seconds)"""
     out: list[Input] = []
     seconds = 0.0
-    for _, ask in rounds[:MAX_ROUNDS]:
-        if deadline is not None and time.monotonic() > deadline:
+    for asked, ask in enumerate(_rounds(quiet, base_calls, skip, read, language)):
+        if asked >= MAX_ROUNDS or (deadline is not None and time.monotonic() > deadline):
             break
         got, took = ask(model())
         out += got
@@ -191,14 +179,21 @@ def inputs(
     return out, seconds
 
 
-def _ask_values(c: Changed, calls: list[Call], model: Model, language: str) -> tuple[list[Input], float]:
-    return propose(c, calls, model, language)
-
-
-def _ask_expressions(
-    c: Changed, test_id: str, test: tuple[str, str], model: Model, language: str
-) -> tuple[list[Input], float]:
-    return expressions.propose(c, test_id, test, model, language)
+def _rounds(
+    quiet: Sequence[Changed],
+    base_calls: Sequence[Call],
+    skip: Callable[[Call], bool],
+    read: Callable[[str], str | None],
+    language: str,
+) -> Iterator[Callable[[Model], tuple[list[Input], float]]]:
+    """The model rounds in order, each prepared only when it is reached (choosing a test reads files)."""
+    values = {c.key: calls for c, calls in candidates(quiet, base_calls, skip)}
+    for c in quiet:
+        if c.key in values:
+            yield partial(propose, c, values[c.key], language=language)
+        picked = expressions.chosen_test(c, base_calls, read) if _steerable(c) else None
+        if picked is not None:
+            yield partial(expressions.propose, c, *picked, language=language)
 
 
 def note(
