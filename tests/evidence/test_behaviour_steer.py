@@ -356,3 +356,31 @@ def test_the_tests_own_call_of_the_projects_api_is_the_template() -> None:
         "sqlparse.parse(s)[0]"
     )
     assert expressions.template("def test_x():\n    pytest.raises(ValueError)\n", "import pytest") is None
+
+
+PROPERTY = """class Query:
+    def __init__(self, text):
+        self.words = text.split()
+
+    @property
+    def aliased(self):
+        return any(word.upper() == "AS" for word in self.words)
+"""
+PROPERTY_TEST = """from query import Query
+
+
+def test_aliased():
+    assert Query("select x AS y").aliased
+"""
+
+
+@needs_bwrap
+def test_an_expression_reading_a_changed_property_reaches_its_getter(make_repo, tmp_path) -> None:
+    """A property is reached through its getter: the expression that reads it counts (the property object
+    itself has no code to enter, so it was dropped as "did not reach")."""
+    bug = PROPERTY.replace('word.upper() == "AS"', 'word == "AS"')
+    repo = make_repo({"query.py": PROPERTY, "test_query.py": PROPERTY_TEST}, {"query.py": bug})
+    data = _review(repo, tmp_path, [_expressions('Query("select x as y").aliased'), NOT_ACCOUNTED])
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert [f["rule_id"] for f in found] == ["behaviour/unexplained"], data
+    assert 'Query("select x as y").aliased: before True; after False' in found[0]["evidence"]

@@ -187,7 +187,7 @@ def run_call(call: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     if "pickled" in call:
         return [_replay(call, timeout)]
     if "probe" in call:
-        return [steer.evaluate(call, fn, timeout, _timed, _shown, LIMIT)]
+        return [steer.evaluate(call, timeout, _timed, _shown, LIMIT)]
     builds = call.get("builds") or {}
     values: list[Any] = []
 

@@ -25,11 +25,10 @@ class _Shown:
         return self.text
 
 
-def evaluate(
-    call: dict[str, Any], fn: Any, timeout: float, timed: Any, shown: Any, limit: int
-) -> dict[str, Any]:
+def evaluate(call: dict[str, Any], timeout: float, timed: Any, shown: Any, limit: int) -> dict[str, Any]:
     """An expression the model wrote from a test's code, evaluated with that test module's imports; the
-    record says whether it ran the changed callable (`reached`: its code object entered)."""
+    record says whether it ran the changed callable (`reached`: its code object entered; a property's
+    getter's, a static or class method's function's: `calls.raw`)."""
     ident = call["id"]
     ns: dict[str, Any] = {"__name__": "prereview_probe_expression"}
     try:
@@ -38,14 +37,15 @@ def evaluate(
     except (SyntaxError, ValueError) as exc:
         return {"id": ident, "result": {"kind": "unavailable", "type": "probe", "message": str(exc)[:200]}}
     # the changed callable's top-level name (its function, or its class) is there too, as the prompt says
+    mod = calls.module(call["path"], ROOT)
     top = call["qualname"].split(".")[0]
-    ns[top] = getattr(calls.module(call["path"], ROOT), top, None)
+    ns[top] = getattr(mod, top, None)
     made, ok = timed(lambda: exec(imports, ns), timeout)  # noqa: S102 (the test's imports, sandboxed)
     if not ok:
         why = normalise(f"{made.get('type', made.get('kind'))}: {made.get('message', '')}", ROOT, 200)
         return {"id": ident, "result": {"kind": "unavailable", "type": "imports", "message": why}}
     try:
-        target = getattr(inspect.unwrap(fn), "__code__", None)
+        target = getattr(inspect.unwrap(calls.raw(mod, call["qualname"])), "__code__", None)
     except Exception:  # noqa: BLE001 (a wrapper loop: cannot tell what runs it)
         target = None
     entered = [0]
