@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -226,6 +226,20 @@ def unmatched(base: Iterable[Call], head: Iterable[Call]) -> list[Call]:
     head, or head built the call's `self` differently): what a replay at head can still compare."""
     h = _keyed(head)
     return [c for key, c in _keyed(base).items() if key not in h]
+
+
+def differing(base: Iterable[Call], head: Iterable[Call], among: Callable[[str], bool]) -> list[Call]:
+    """Base calls, from the tests `among` picks, whose head call of the same inputs in the same test gave
+    another result: what the test ran differently at each side (a test the change edits configures its
+    objects otherwise even where their reprs agree), to be made again at both sides on base's recorded
+    arguments."""
+    h = _keyed(head)
+    out = []
+    for key, c in _keyed(base).items():
+        other = h.get(key)
+        if other is not None and among(c.origin) and not c.variant and not same(c, other):
+            out.append(c)
+    return out
 
 
 def reached(calls: Iterable[Call]) -> set[str]:

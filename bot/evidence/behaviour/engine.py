@@ -100,6 +100,7 @@ class BehaviourEvidence:
             variants=self.cfg.behaviour.wrapped_inputs,
             edges=self.cfg.behaviour.edge_calls,
             replays=replays.REPLAYS_PER_CALLABLE,
+            edited=self.edited_tests,
         )
         return self._hook
 
@@ -153,10 +154,22 @@ class BehaviourEvidence:
         # its call's variants are compared (same arguments both sides; the edit cannot account for them)
         edited = self.edited_tests.covers
         compared = [d for d in diffs if d.variant or not edited(d.origin)]
+        # ... but what those tests' base run called is recorded: made again at both sides on base's
+        # arguments (the pickled ones), the inputs are the same and the difference is the code's
+        redo = compare.differing(base_calls, head_calls, edited)
+        # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
+        # built `self` differently): the recorded arguments, `self` included, given to head's code too
+        again = replays.inputs(redo + compare.unmatched(base_calls, head_calls), self.targets, failing)
         if len(compared) < len(diffs):
+            n = len({(c.callable, c.pickled) for c in redo} & {(i.callable, i.pickled) for i in again})
             self.notes.append(
                 f"behaviour: {len(diffs) - len(compared)} difference(s) seen only in tests the change edits "
-                "were not compared"
+                "were not compared as those tests ran"
+                + (
+                    f"; {n} of their base call(s) made again at both sides on the recorded arguments"
+                    if n
+                    else " (none of their calls' arguments was recorded to make them again)"
+                )
             )
         diffs = compared
         seen = compare.reached(c for c in base_calls if not edited(c.origin)) & compare.reached(
@@ -171,9 +184,6 @@ class BehaviourEvidence:
             if c.key in seen
             for i in [*generate.doctests(c)[:most], *generate.nesting(c)]
         ]
-        # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
-        # built `self` differently): the recorded arguments, `self` included, given to head's code too
-        again = replays.inputs(compare.unmatched(base_calls, head_calls), self.targets, failing)
         steered = self._steered(
             seen, diffs, base_calls, model, deadline, lambda x: x.origin in failing or edited(x.origin)
         )

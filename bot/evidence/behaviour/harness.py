@@ -20,7 +20,7 @@ from ...sandbox import Sandbox
 from ...sandbox.exchange import BACK, GIVEN, Exchange, json_lines
 from .. import testrun
 from ..projectenv import ProjectEnv, python_command
-from .callables import Changed
+from .callables import Changed, ChangedTests
 from .compare import Call
 from .generate import Input
 
@@ -57,11 +57,13 @@ def trace_hook(
     variants: int = 0,
     edges: int = 0,
     replays: int = 0,
+    edited: ChangedTests | None = None,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
     for the first `variants` inputs of each the same call with an argument varied (wrapped, with a line
     break, and `edges` times per run at an edge of its type), and for the first `replays` the call's
-    arguments pickled, to be made again at the other side (see the plugin)."""
+    arguments pickled, to be made again at the other side (see the plugin); calls in the `edited` tests
+    are recorded and pickled past those caps (they are compared only made again)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -74,6 +76,12 @@ def trace_hook(
         "edges": edges,
         "replays": replays,
     }
+    if edited is not None:
+        spec["edited"] = {
+            "functions": sorted(edited.functions),
+            "files": sorted(edited.files),
+            "dirs": sorted(edited.dirs),
+        }
     return testrun.RunHook(
         files=(*_scripts(), ("trace.json", json.dumps(spec, sort_keys=True))),
         args=("-p", "prereview_trace"),

@@ -100,6 +100,26 @@ class Recorder:
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
         self.replays = int(spec.get("replays", 0))
         self._pickled: dict[str, set[str]] = {}  # callable -> the inputs already pickled
+        # the tests the change edits (their calls are made again at both sides on these pickles, as they
+        # cannot be compared as they ran): recorded past `max_calls`, pickled past `replays`, up to
+        # `replays` more inputs per callable
+        edited = spec.get("edited") or {}
+        self.edited_functions = set(edited.get("functions", ()))
+        self.edited_files = set(edited.get("files", ()))
+        self.edited_dirs = set(edited.get("dirs", ()))
+        self.in_edited = False
+        self._pickled_edited: dict[str, set[str]] = {}
+
+    def begin_test(self, nodeid: str) -> None:
+        """The test about to run: its id, and whether the change edits its code (callables.ChangedTests)."""
+        self.test = nodeid
+        path, _, rest = nodeid.partition("::")
+        qual = rest.split("[", 1)[0].replace("::", ".")
+        self.in_edited = (
+            path in self.edited_files
+            or f"{path}::{qual}" in self.edited_functions
+            or any(d == "" or path.startswith(d + "/") for d in self.edited_dirs)
+        )
 
     # -------------------------------------------------------------- which code is a target
 
@@ -123,7 +143,7 @@ class Recorder:
         if self._busy:
             return
         n = self.per_callable.get(key, 0)
-        if n >= self.max_calls:
+        if n >= self.max_calls and not self.in_edited:
             self.dropped[key] = self.dropped.get(key, 0) + 1
             return
         idx = self.index.get((self.test, key), 0)
@@ -157,7 +177,11 @@ class Recorder:
         without its `self`), for the first `replays` distinct inputs of the callable."""
         done = self._pickled.setdefault(key, set())
         if len(done) >= self.replays:
-            return
+            if not self.in_edited:
+                return
+            done = self._pickled_edited.setdefault(key, set())
+            if len(done) >= self.replays:
+                return
         sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
         if sig in done:
             return
@@ -445,7 +469,7 @@ def pytest_configure(config: Any) -> None:
 def pytest_runtest_protocol(item: Any, nextitem: Any) -> None:
     rec = _STATE.get("rec")
     if rec is not None:
-        rec.test = item.nodeid
+        rec.begin_test(item.nodeid)
 
 
 try:
