@@ -104,7 +104,9 @@ def test_a_difference_the_test_edit_alone_makes_is_gone_when_the_call_is_made_ag
     """The edited test changes a module global before the same call (`scale(2)`: 4 at base, 6 at head);
     the code change is a rewrite with the same behaviour. Made again at both sides on the same argument,
     the call agrees: no finding."""
-    edited = SCALE_TEST.replace("    assert mod.scale(2) == 4\n", "    mod.FACTOR = 3\n    assert mod.scale(2) == 6\n")
+    edited = SCALE_TEST.replace(
+        "    assert mod.scale(2) == 4\n", "    mod.FACTOR = 3\n    assert mod.scale(2) == 6\n"
+    )
     repo = make_repo(
         {"scale.py": SCALE, "tests/test_scale.py": SCALE_TEST},
         {"scale.py": SCALE.replace("return x * FACTOR", "return FACTOR * x"), "tests/test_scale.py": edited},
