@@ -160,17 +160,7 @@ class BehaviourEvidence:
         # base calls head's tests did not make with the same inputs (their test is gone or edited, or head
         # built `self` differently): the recorded arguments, `self` included, given to head's code too
         again = replays.inputs(redo + compare.unmatched(base_calls, head_calls), self.targets, failing)
-        if len(compared) < len(diffs):
-            n = len({(c.callable, c.pickled) for c in redo} & {(i.callable, i.pickled) for i in again})
-            self.notes.append(
-                f"behaviour: {len(diffs) - len(compared)} difference(s) seen only in tests the change edits "
-                "were not compared as those tests ran"
-                + (
-                    f"; {n} of their base call(s) made again at both sides on the recorded arguments"
-                    if n
-                    else " (none of their calls' arguments was recorded to make them again)"
-                )
-            )
+        self.notes += replays.edited_note(len(diffs) - len(compared), redo, again)
         diffs = compared
         seen = compare.reached(c for c in base_calls if not edited(c.origin)) & compare.reached(
             c for c in head_calls if not edited(c.origin)

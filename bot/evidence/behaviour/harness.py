@@ -29,6 +29,7 @@ SCRIPTS = (
     "prereview_fork.py",
     "prereview_variants.py",
     "prereview_frames.py",
+    "prereview_pickles.py",
     "prereview_trace.py",
     "prereview_calls.py",
     "prereview_steer.py",

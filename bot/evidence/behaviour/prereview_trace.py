@@ -35,12 +35,9 @@ Edge variants (`"edges": M` calls per run, same first N inputs): one argument at
 with the inputs its author thought of; the regressions they miss are often one step away. A variant's
 generator is run in the child (its first items, or what it raises): it fails on iteration, not the call.
 
-Replays (`"replays": N`, the first N distinct inputs per callable): the call's arguments, `self` among
-them, pickled as they were when the call started (zlib, base64, in chunks; at most `MAX_PICKLE` bytes),
-so the review can give the same objects to the other side's code (`prereview_harness.py`, `pickled`):
-a base call whose test is gone or edited at head, or whose `self` head's tests built differently, is
-still compared. A constructor's half-built `self` is left out (the harness calls the class). Unpickled
-only inside the sandbox; the host passes the text on without reading it.
+Replays (`"replays": N`, and `"edited"`: the tests the change edits): the arguments of the first N
+distinct inputs per callable pickled, to be made again at the other side (prereview_pickles.py); the
+calls of edited tests are recorded past `max_calls`.
 
 Events: `sys.monitoring` on Python 3.12+, `sys.settrace` (call events only outside the targets) before;
 on only while a test function runs (not fixtures, not collection), which keeps the run's cost low.
@@ -48,17 +45,14 @@ on only while a test function runs (not fixtures, not collection), which keeps t
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import json
 import os
-import pickle
 import select
 import signal
 import sys
 import time
 import warnings
-import zlib
 from typing import Any
 
 import prereview_fork as fork
@@ -66,6 +60,7 @@ import prereview_probe as probe
 from prereview_frames import arguments as _arguments
 from prereview_frames import call_of as _call_of
 from prereview_frames import resumed as _resumed
+from prereview_pickles import Pickles
 from prereview_variants import KINDS, drained
 
 _ROOT = os.getcwd()
@@ -98,28 +93,11 @@ class Recorder:
         self.max_edges = int(spec.get("edges", 0)) if self.variants else 0
         self.n_edges = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
-        self.replays = int(spec.get("replays", 0))
-        self._pickled: dict[str, set[str]] = {}  # callable -> the inputs already pickled
-        # the tests the change edits (their calls are made again at both sides on these pickles, as they
-        # cannot be compared as they ran): recorded past `max_calls`, pickled past `replays`, up to
-        # `replays` more inputs per callable
-        edited = spec.get("edited") or {}
-        self.edited_functions = set(edited.get("functions", ()))
-        self.edited_files = set(edited.get("files", ()))
-        self.edited_dirs = set(edited.get("dirs", ()))
-        self.in_edited = False
-        self._pickled_edited: dict[str, set[str]] = {}
+        self.pickles = Pickles(spec)
 
     def begin_test(self, nodeid: str) -> None:
-        """The test about to run: its id, and whether the change edits its code (callables.ChangedTests)."""
         self.test = nodeid
-        path, _, rest = nodeid.partition("::")
-        qual = rest.split("[", 1)[0].replace("::", ".")
-        self.in_edited = (
-            path in self.edited_files
-            or f"{path}::{qual}" in self.edited_functions
-            or any(d == "" or path.startswith(d + "/") for d in self.edited_dirs)
-        )
+        self.pickles.begin_test(nodeid)
 
     # -------------------------------------------------------------- which code is a target
 
@@ -143,7 +121,7 @@ class Recorder:
         if self._busy:
             return
         n = self.per_callable.get(key, 0)
-        if n >= self.max_calls and not self.in_edited:
+        if n >= self.max_calls and not self.pickles.in_edited:
             self.dropped[key] = self.dropped.get(key, 0) + 1
             return
         idx = self.index.get((self.test, key), 0)
@@ -163,44 +141,11 @@ class Recorder:
                 "_objs": args,
                 "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
-            if self.replays:
-                self._pickle(frame, key, self._open[id(frame)])
+            self.pickles.add(frame, key, self._open[id(frame)])
             if self.variants and (self.n_variants < self.max_variants or self.n_edges < self.max_edges):
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
             self._busy = False
-
-    # -------------------------------------------------------------- replays
-
-    def _pickle(self, frame: Any, key: str, rec: dict[str, Any]) -> None:
-        """The call's positional and keyword arguments pickled into `rec["pickled"]` (a constructor's
-        without its `self`), for the first `replays` distinct inputs of the callable."""
-        done = self._pickled.setdefault(key, set())
-        if len(done) >= self.replays:
-            if not self.in_edited:
-                return
-            done = self._pickled_edited.setdefault(key, set())
-            if len(done) >= self.replays:
-                return
-        sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
-        if sig in done:
-            return
-        qual = key.split("::", 1)[1]
-        call = _call_of(frame, qual)
-        if call is None:
-            return
-        _, _, pos, kw = call
-        if qual.endswith(".__init__"):
-            pos = pos[1:]
-        try:
-            data = zlib.compress(pickle.dumps((pos, kw), protocol=4), 6)
-        except Exception:  # noqa: BLE001 (a lock, a lambda, an open file: not picklable, not replayed)
-            return
-        if len(data) > MAX_PICKLE:
-            return
-        done.add(sig)
-        text = base64.b64encode(data).decode("ascii")
-        rec["pickled"] = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
 
     # -------------------------------------------------------------- wrapped variants
 
@@ -370,8 +315,6 @@ class Recorder:
 
 
 MAX_HUNG = 2
-MAX_PICKLE = 24_000  # bytes of a call's compressed pickle
-CHUNK = 3_900  # characters per string of it (the host cuts longer strings it reads back)
 
 
 # ---------------------------------------------------------------- the two event sources

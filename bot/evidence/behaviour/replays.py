@@ -59,3 +59,20 @@ def note(targets: list[Changed], replayed: set[str]) -> list[str]:
         + " called at head with the arguments (and `self`) its base run's tests gave it "
         "where head's tests made no such call"
     ]
+
+
+def edited_note(dropped: int, redo: list[Call], again: list[Input]) -> list[str]:
+    """The note on the differences seen only in tests the change edits (none when there are none): how
+    many of their base calls are made again at both sides, or that none could be."""
+    if not dropped:
+        return []
+    n = len({(c.callable, c.pickled) for c in redo} & {(i.callable, i.pickled) for i in again})
+    how = (
+        f"; {n} of their base call(s) made again at both sides on the recorded arguments"
+        if n
+        else " (none of their calls' arguments was recorded to make them again)"
+    )
+    return [
+        f"behaviour: {dropped} difference(s) seen only in tests the change edits were not compared as "
+        f"those tests ran{how}"
+    ]
