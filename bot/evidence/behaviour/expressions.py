@@ -124,12 +124,16 @@ def expression(text: str) -> str | None:
         return None
     if len(node) != 1:
         return None
-    one = node[0]
-    part = {ast.Expr: "value", ast.Assert: "test", ast.Assign: "value"}.get(type(one))
-    if part is None:
-        return None
-    got = ast.get_source_segment(text, getattr(one, part))
+    part = _expression_of(node[0])
+    got = ast.get_source_segment(text, part) if part is not None else None
     return got if got and usable(got) else None
+
+
+def _expression_of(stmt: ast.AST) -> ast.expr | None:
+    """A statement's expression: a bare expression's, an assert's test, an assignment's value; else None."""
+    if isinstance(stmt, (ast.Expr, ast.Assign)):
+        return stmt.value
+    return stmt.test if isinstance(stmt, ast.Assert) else None
 
 
 def usable(text: str) -> bool:
@@ -191,13 +195,12 @@ def template(source: str, imports: str) -> str | None:
             if isinstance(n, (ast.Import, ast.ImportFrom))
             for a in n.names
         } - {"pytest", "unittest", "mock"}
-        fn = pysyntax.parse(textwrap.dedent(source)).body[0]
+        text = textwrap.dedent(source)
+        fn = pysyntax.parse(text).body[0]
     except (SyntaxError, ValueError, IndexError):
         return None
-    text = textwrap.dedent(source)
     for stmt in ast.walk(fn):
-        value = {ast.Assign: "value", ast.Expr: "value", ast.Assert: "test"}.get(type(stmt))
-        node = getattr(stmt, value, None) if value else None
+        node = _expression_of(stmt)
         if node is None:
             continue
         for call in ast.walk(node):
