@@ -486,6 +486,35 @@ def review_case(
     }
 
 
+INTENDED_WHY = (  # how the judge's reason for listing a difference as intended begins -> a short label
+    ("the change adds a test", "a test the change adds"),
+    ("the change says so", "the change's words"),
+)
+
+
+def _why_label(reason: str) -> str:
+    return next((label for start, label in INTENDED_WHY if reason.startswith(start)), "other")
+
+
+def _intended_by(rows: list[dict[str, Any]]) -> list[str]:
+    """Per kind, the cases with a difference listed as intended, by why (aggregates: no case is shown)."""
+    out = []
+    for kind in ("hidden", "kept", "ordinary"):
+        rs = [r for r in rows if r["kind"] == kind]
+        if not rs:
+            continue
+        why: dict[str, int] = defaultdict(int)
+        for r in rs:
+            labels = {_why_label(b.get("reason", "")) for b in r.get("behaviour", [])}
+            for label in labels:
+                why[label] += 1
+        out.append(
+            f"{kind:<8} cases with a difference listed as intended, by why: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(why.items())) or "none")
+        )
+    return out
+
+
 def _rank(sev: str) -> int:
     from bot.types import severity_rank
 
@@ -826,6 +855,7 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             )
         )
     lines.append(_rule_hits(ok))
+    lines += _intended_by(ok)
     notes: dict[str, int] = defaultdict(int)
     for r in ok:
         for n in r.get("notes", []):

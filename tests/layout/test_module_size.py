@@ -15,7 +15,7 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 564,
     "bot/evidence/behaviour/prereview_trace.py": 442,
     "bot/config.py": 503,
-    "bot/evidence/behaviour/judge.py": 434,
+    "bot/evidence/behaviour/judge.py": 433,
     "bot/evidence/behaviour/callables.py": 466,
     "bot/evidence/behaviour/engine.py": 415,
     "bot/evidence/layouts.py": 326,

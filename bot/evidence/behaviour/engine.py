@@ -78,7 +78,7 @@ class BehaviourEvidence:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
-        stage.words = accounts.gather(change, diff)
+        stage.words = accounts.gather(change, diff, read_base, read_head, is_test_path)
         stage.seconds_prepare = time.monotonic() - t0
         return stage
 

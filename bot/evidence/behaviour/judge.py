@@ -27,7 +27,7 @@ from ...findings.language import instruction as language_instruction
 from ...models import Model
 from ...models.answer import ask_object
 from ...types import BehaviourChange, Finding, severity_rank
-from . import accounts, oracles, plausibility, rules
+from . import accounts, addedtests, oracles, plausibility, rules
 from .accounts import Words
 from .callables import Changed
 from .compare import Call, Difference, clearest, describe
@@ -277,19 +277,18 @@ def decide(
 ) -> tuple[str, str, float]:
     """The verdict on differences no rule decides: ("bug" | "unexplained" | "intended", reason, seconds).
 
-    `how="verdict"` (the default): the model is asked whether the change's own words (`words`: title,
-    description, commit messages, added documentation; title and body alone when not given) account for
-    the examples, its quote checked against them (accounts.py). Accounted for: intended. Not: "bug" when a
-    blind comparison in both orders (no labels, no description) prefers base's results, "unexplained"
-    otherwise (a low finding that asks "is this intended?"). Without a model nothing is checked against
-    the text: unexplained.
-    `how="probabilities"`: each result is put to the model alone, "`f(x)` returns `y`: is this right for
-    this function?", and base's and head's are compared by how much likelier "yes" is than "no". The
-    question is the same for both, so a lean to one answer cancels out, and neither result is labelled
-    "before" or "after". Base's results likelier by `BUG_MARGIN` is a bug. A backend without token
-    probabilities is asked the verdict question instead.
-    At 1.5B neither separates bugs from intended changes on the dev set (docs/quality.md, bench/judge.py);
-    the verdict path stays the default because it flagged none of the intended ones."""
+    First a test the change adds that uses the callable accounts for it (addedtests.py). Then, with
+    `how="verdict"` (the default), the model says whether the change's own words (`words`: title,
+    description, commit messages, added docs) account for the examples, its quote checked (accounts.py):
+    intended; if not, "bug" when a blind comparison in both orders prefers base's results, "unexplained"
+    (a low "is this intended?") otherwise, and always without a model. `how="probabilities"`: each result
+    is put to the model alone ("`f(x)` returns `y`: is this right?"); base's likelier by `BUG_MARGIN` is
+    a bug (the same question for both, neither labelled; a backend without token probabilities gets the
+    verdict question). At 1.5B neither separates bugs from intended changes on the dev set
+    (docs/quality.md, bench/judge.py); the verdict path is the default: it flagged none of the intended."""
+    tested = addedtests.account(c, words.tests) if words is not None else None
+    if tested:  # the author's own account, in code: no model asked
+        return "intended", tested, 0.0
     if model is None:
         return "unexplained", "not checked against the change's text (no model)", 0.0
     scored = (
