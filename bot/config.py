@@ -200,14 +200,13 @@ class BehaviourConfig(_Section):
     )
     wrapped_inputs: int = Field(4, ge=0, description="Distinct test inputs per function made again varied")
     edge_calls: int = Field(48, ge=0, description="Test calls per run made with an edge argument")
-    budget_seconds: float = Field(
-        120.0, gt=0, description="Time budget for generated calls and their judgement"
-    )
+    budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and judgement")
     call_timeout: float = Field(
         2.0, gt=0, description="Seconds one generated call may run before it is a hang"
     )
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
     steer: bool = Field(False, description="Let the model aim the tests' calls at the changed lines")
+    seeded_calls: int = Field(24, ge=0, description="Tests' calls given the changed lines' literals")
     judge: Literal["verdict", "probabilities"] = Field(
         "verdict",
         description="How the model judges a difference no rule decides: a verdict question that stands only "

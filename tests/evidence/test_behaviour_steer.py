@@ -191,10 +191,25 @@ def test_a_steered_method_call_keeps_the_tests_own_self(make_repo, tmp_path) -> 
 
 @needs_bwrap
 def test_steering_off_compares_only_the_tests_calls(make_repo, tmp_path) -> None:
-    """Off (the default): the model is not asked; only the tests' calls and their variants are compared."""
+    """Off (the default): the model is not asked; only the tests' calls and their variants are compared
+    (the changed lines' own literals too, seeded.py: off here, so what is left is the tests' calls)."""
     repo = make_repo({"names.py": NAMES, "test_names.py": NAMES_TEST}, {"names.py": NAMES_FAIL})
-    data = _review(repo, tmp_path, [_steer(1, "dotted", "'_a.b'", name="def last_part")], behaviour={})
+    replies = [_steer(1, "dotted", "'_a.b'", name="def last_part")]
+    data = _review(repo, tmp_path, replies, behaviour={"seeded_calls": 0})
     assert not [f for f in data["findings"] if f["source"] == "behaviour"], data
+
+
+@needs_bwrap
+def test_with_steering_off_the_changed_lines_literal_reaches_what_the_model_was_asked_for(
+    make_repo, tmp_path
+) -> None:
+    """The same change with the defaults: the changed line's own `"_"` (seeded.py) makes the call the
+    model was asked for above, no model asked, and head fails on it where base returned."""
+    repo = make_repo({"names.py": NAMES, "test_names.py": NAMES_TEST}, {"names.py": NAMES_FAIL})
+    data = _review(repo, tmp_path, [], behaviour={})
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert [f["rule_id"] for f in found] == ["behaviour/steered-failure"], (found, data["notes"])
+    assert "last_part('_')" in found[0]["evidence"] and found[0]["severity"] == "medium", found[0]
 
 
 QUERY = """class Query:

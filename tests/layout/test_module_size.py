@@ -14,10 +14,10 @@ LIMIT = 300
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 564,
     "bot/evidence/behaviour/prereview_trace.py": 442,
-    "bot/config.py": 503,
+    "bot/config.py": 502,
     "bot/evidence/behaviour/judge.py": 433,
     "bot/evidence/behaviour/callables.py": 466,
-    "bot/evidence/behaviour/engine.py": 415,
+    "bot/evidence/behaviour/engine.py": 412,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 302,
     "bot/evidence/testrun.py": 326,

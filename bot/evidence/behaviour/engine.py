@@ -25,7 +25,7 @@ from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, compare, generate, harness, judge, objects, replays, said, steer
+from . import accounts, compare, generate, harness, judge, objects, replays, said, seeded, steer
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -217,6 +217,7 @@ class BehaviourEvidence:
                 )
                 self.notes += replays.note(self.targets, replayed)
                 self.notes += steer.note(self.targets, steered, new_calls, diffs)
+                self.notes += seeded.note(self.targets, steered, new_calls, diffs)
         self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not x.variant and not edited(x.origin)],
@@ -271,23 +272,19 @@ class BehaviourEvidence:
         deadline: float,
         skip: Callable[[Call], bool],
     ) -> list[Input]:
-        """Inputs the model aims at the changed lines of the callables whose tests' calls showed no
-        difference (steer.py); none without a model or time, or with behaviour.steer off."""
-        if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
-            return []
+        """Inputs aimed at the changed lines of the callables whose tests' calls showed no difference: the
+        lines' own literals (seeded.py), and the model's (steer.py; with a model, time, behaviour.steer)."""
         differing = {d.callable for d in diffs}
         quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
+        out = seeded.inputs(quiet, base_calls, skip)[: self.cfg.behaviour.seeded_calls]
+        if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
+            return out
+        lang = self.cfg.review.language
         got, seconds = steer.inputs(
-            quiet,
-            base_calls,
-            skip,
-            model,
-            self.read_head,
-            language=self.cfg.review.language,
-            deadline=deadline,
+            quiet, base_calls, skip, model, self.read_head, language=lang, deadline=deadline
         )
         self.seconds_model += seconds
-        return got
+        return out + got
 
     @property
     def files(self) -> HeadFiles:

@@ -22,6 +22,7 @@ class Input:
     swap: tuple[
         tuple[str, str], ...
     ] = ()  # steer.py: a replayed call with these parameters set (`shown` too)
+    seeded: bool = False  # seeded.py: the swap is a literal of the changed lines (no model chose it)
     probe: str = ""  # steer.py: an expression the model wrote from a test, run after the test's `imports`
     imports: str = ""
 

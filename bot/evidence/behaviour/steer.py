@@ -205,6 +205,7 @@ def note(
         if (
             x.replay is not None
             and (x.replay.swap or x.replay.probe)
+            and not x.replay.seeded
             and x.result.get("kind") != "unavailable"
         ):
             key = (x.callable, bool(x.replay.probe))
@@ -212,7 +213,7 @@ def note(
     differing = {d.callable for d in diffs if d.variant.startswith(("steered ", "probe "))}
     out = []
     for c in targets:
-        tried = [i for i in steered if i.callable == c.key]
+        tried = [i for i in steered if i.callable == c.key and not i.seeded]
         if not tried or c.key in differing:
             continue
         parts = []

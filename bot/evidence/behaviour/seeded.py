@@ -1,0 +1,147 @@
+"""The tests' own calls made again with the changed lines' own literals: no model asked.
+
+Where the tests reach a changed callable and every call behaves the same at base and head, the inputs
+usually stop one value short of the changed branch: the string the new condition tests for, the number
+at its bound. The changed lines name those values themselves (`if sep == "/"`, `n > 3`, `startswith("\\r")`).
+So each string and number literal on the callable's changed lines (added or removed) becomes a new value
+for one argument of a call the tests made, of the same type: the literal itself, the recorded string with
+it appended, a number and its neighbours (`n - 1`, `n + 1`). The call is made again at base and head
+with `self` and the other arguments as the tests built them (the tracer's pickle; steer.py's `swap`), and
+a difference is judged as the model-steered ones are (rules.py kind "steered", then the change's words).
+
+Origin: a general idea, constant seeding in test generation (fuzzers' dictionaries taken from the code
+under test; Pynguin seeds its inputs with the module's constants), narrowed to the changed lines; not a
+corpus case.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import tokenize
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ... import pysyntax
+from .callables import Changed
+from .compare import Call
+from .generate import Input
+from .steer import candidates
+
+MAX_LITERAL = 40  # characters of a string literal taken
+MAX_PER_CALLABLE = 6  # inputs per changed callable
+MAX_PER_REVIEW = 24
+MAX_PER_PARAM = 3  # values tried per argument of one call
+
+
+def literals(c: Changed) -> list[Any]:
+    """The str, bytes, int and float literals on `c`'s changed lines (added and removed), in order, once
+    each; docstrings and booleans aside."""
+    base, head = c.base_source.splitlines(), c.head_source.splitlines()
+    changed = [
+        line[1:]
+        for line in difflib.unified_diff(base, head, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    out: list[Any] = []
+    for line in changed:
+        for value in _tokens(line.strip()):
+            if value not in out and type(value) in (str, bytes, int, float):
+                out.append(value)
+    return out
+
+
+def _tokens(line: str) -> list[Any]:
+    out: list[Any] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type not in (tokenize.STRING, tokenize.NUMBER):
+                continue
+            try:
+                value = pysyntax.literal_eval(tok.string)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, (str, bytes)) and (len(value) > MAX_LITERAL or '"""' in tok.string):
+                continue
+            out.append(value)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # a line cut out of a statement: the tokens read before the error are kept
+    return out
+
+
+def values(was: Any, seeds: Sequence[Any]) -> list[Any]:
+    """New values for an argument that held `was`, from the seeds of its own type (none equal to it)."""
+    out: list[Any] = []
+    kind = type(was)
+    for seed in seeds:
+        if kind in (str, bytes) and type(seed) is kind:
+            out += [seed, was + seed]
+        elif kind in (int, float) and type(seed) in (int, float):
+            out += [kind(seed), kind(seed) - 1, kind(seed) + 1]
+    return [v for v in dict.fromkeys(out) if v != was]
+
+
+def inputs(quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]) -> list[Input]:
+    """The seeded calls for the changed callables whose tests' calls showed no difference (`quiet`)."""
+    out: list[Input] = []
+    for c, calls in candidates(quiet, base_calls, skip):
+        seeds = literals(c)
+        if not seeds:
+            continue
+        mine: list[Input] = []
+        for call in calls:
+            for name, shown in call.args:
+                if name in ("self", "cls"):
+                    continue
+                try:
+                    was = pysyntax.literal_eval(shown)
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    continue  # an object: no literal of its type
+                for value in values(was, seeds)[:MAX_PER_PARAM]:
+                    given = tuple((k, repr(value) if k == name else v) for k, v in call.args)
+                    swap = ((name, repr(value)),)
+                    mine.append(
+                        Input(c.key, call.origin, pickled=call.pickled, shown=given, swap=swap, seeded=True)
+                    )
+        # the calls take turns, so one call's arguments do not use up the callable's share
+        out += _spread(mine)[:MAX_PER_CALLABLE]
+        if len(out) >= MAX_PER_REVIEW:
+            break
+    return out[:MAX_PER_REVIEW]
+
+
+def _spread(inputs: list[Input]) -> list[Input]:
+    """Round-robin over (call, parameter): the first value for each, then the second, and so on."""
+    groups: dict[tuple[str, tuple[str, ...], str], list[Input]] = {}
+    for i in inputs:
+        groups.setdefault((i.origin, i.pickled, i.swap[0][0]), []).append(i)
+    out: list[Input] = []
+    queues = list(groups.values())
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def note(
+    targets: Sequence[Changed], inputs: Sequence[Input], calls: Sequence[Call], diffs: Sequence[Any]
+) -> list[str]:
+    """One note per seeded callable that showed no difference: which literals its calls were given."""
+    seeded = [i for i in inputs if i.seeded]
+    differing = {d.callable for d in diffs if d.variant.startswith("steered ")}
+    ran: dict[str, int] = {}
+    for x in calls:
+        if x.replay is not None and x.replay in seeded and x.result.get("kind") != "unavailable":
+            ran[x.callable] = ran.get(x.callable, 0) + 1
+    out = []
+    for c in targets:
+        tried = [i for i in seeded if i.callable == c.key]
+        if not tried or c.key in differing:
+            continue
+        shown = ", ".join(f"`{n}={v[:40]}`" for i in tried[:3] for n, v in i.swap)
+        out.append(
+            f"behaviour: `{c.qualname}`: no difference on the tests' calls given the changed lines' literals "
+            f"({ran.get(c.key, 0)} of {len(tried)} ran: {shown})"
+        )
+    return out

@@ -1,0 +1,102 @@
+"""The tests' own calls made again with the changed lines' literals (bot/evidence/behaviour/seeded.py).
+
+Origin: a general idea (constant seeding in test generation), not a corpus case. The tests here stop one
+value short of the changed branch; the changed lines name that value, and running it is the evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+from click.testing import CliRunner
+
+from bot.cli.root import cli
+from bot.evidence.behaviour import seeded
+from bot.evidence.behaviour.compare import Call
+
+from .test_behaviour import SCHEMA, _config, needs_bwrap
+
+FLAGS = '''def option(text):
+    """The option's name without its dashes."""
+    if text.startswith("--"):
+        return text[2:]
+    return text
+'''
+FLAGS_HEAD = FLAGS.replace('startswith("--")', 'startswith("-")')
+FLAGS_TEST = """from flags import option
+
+
+def test_long_option():
+    assert option("--all") == "all"
+"""
+
+
+def _changed(base: str, head: str):
+    from bot.evidence.behaviour import callables as cm
+
+    tree, old = cm.parse(head), cm.parse(base)
+    (d,) = cm.definitions(tree)
+    (b,) = cm.definitions(old)
+    return cm._record(
+        "flags.py", d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
+    )
+
+
+def test_the_literals_of_the_changed_lines_only() -> None:
+    c = _changed(FLAGS, FLAGS_HEAD)
+    assert seeded.literals(c) == ["--", "-"]  # the docstring and the unchanged `2` are not taken
+    c = _changed("def f(n):\n    return n > 3\n", "def f(n):\n    return n >= 30\n")
+    assert seeded.literals(c) == [3, 30]
+
+
+def test_values_of_the_arguments_own_type() -> None:
+    assert seeded.values("--all", ["--", "-"]) == ["--", "--all--", "-", "--all-"]
+    assert seeded.values(5, [3, "x"]) == [3, 2, 4]
+    assert seeded.values(True, [3]) == []  # a bool is not a number here
+    assert seeded.values(["a"], ["b"]) == []
+
+
+def test_inputs_swap_one_argument_of_a_pickled_call_from_the_tests() -> None:
+    c = _changed(FLAGS, FLAGS_HEAD)
+    call = Call(
+        c.key, "test_flags.py::test_long_option", (("text", "'--all'"),), {"kind": "return"}, pickled=("p",)
+    )
+    got = seeded.inputs([c], [call], lambda x: False)
+    assert got and all(i.seeded and i.pickled == ("p",) and i.origin == call.origin for i in got)
+    assert [i.swap for i in got][:2] == [(("text", "'--'"),), (("text", "'--all--'"),)]
+    assert len(got) <= seeded.MAX_PER_CALLABLE
+    # a call from a skipped test (failing, or edited by the change) is not seeded
+    assert seeded.inputs([c], [call], lambda x: True) == []
+
+
+def _review(repo: Path, tmp_path: Path, **extra) -> dict:
+    res = CliRunner().invoke(
+        cli,
+        ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [], **extra)), "--format", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+@needs_bwrap
+def test_a_literal_of_the_changed_line_reaches_the_branch_the_tests_missed(make_repo, tmp_path: Path) -> None:
+    """`option("--all")` is "all" at both sides; given the changed line's own "-", base returned "-" and
+    head returns "": a finding on the changed line with that call as its example. With seeding off
+    (`behaviour.seeded_calls: 0`) the same change gets nothing from the behaviour stage."""
+    files = {"flags.py": FLAGS, "test_flags.py": FLAGS_TEST}
+    repo = make_repo(files, {"flags.py": FLAGS_HEAD})
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found, (data["notes"], data.get("skipped"))
+    assert found[0]["path"] == "flags.py" and found[0]["line"] == 3, found
+    assert "option('-'): before '-'; after ''" in found[0]["evidence"], found[0]["evidence"]
+
+
+@needs_bwrap
+def test_with_seeding_off_the_same_change_shows_no_difference(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"flags.py": FLAGS, "test_flags.py": FLAGS_TEST}, {"flags.py": FLAGS_HEAD})
+    data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]
