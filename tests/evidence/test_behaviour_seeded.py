@@ -5,6 +5,7 @@ value short of the changed branch; the changed lines name that value, and runnin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -100,3 +101,19 @@ def test_with_seeding_off_the_same_change_shows_no_difference(make_repo, tmp_pat
     repo = make_repo({"flags.py": FLAGS, "test_flags.py": FLAGS_TEST}, {"flags.py": FLAGS_HEAD})
     data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
     assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]
+
+
+def test_the_note_names_each_literal_once_and_how_many_calls_ran() -> None:
+    c = _changed(FLAGS, FLAGS_HEAD)
+    calls = [
+        Call(c.key, f"test_flags.py::test_{n}", (("text", "'--all'"),), {"kind": "return"}, pickled=(n,))
+        for n in ("a", "b")
+    ]
+    tried = seeded.inputs([c], calls, lambda x: False)
+    ran = [
+        dataclasses.replace(x, replay=i, result={"kind": "return", "repr": "'x'"})
+        for x, i in zip(calls, tried)
+    ]
+    (note,) = seeded.note([c], tried, ran, [])
+    assert f"(2 of {len(tried)} ran: `text='--'`, `text='--all--'`, `text='-'`)" in note, note
+    assert seeded.note([c], [], ran, []) == []  # nothing seeded, nothing said

@@ -139,7 +139,7 @@ def note(
         tried = [i for i in seeded if i.callable == c.key]
         if not tried or c.key in differing:
             continue
-        shown = ", ".join(f"`{n}={v[:40]}`" for i in tried[:3] for n, v in i.swap)
+        shown = ", ".join(list(dict.fromkeys(f"`{n}={v[:40]}`" for i in tried for n, v in i.swap))[:3])
         out.append(
             f"behaviour: `{c.qualname}`: no difference on the tests' calls given the changed lines' literals "
             f"({ran.get(c.key, 0)} of {len(tried)} ran: {shown})"
