@@ -63,12 +63,12 @@ def test_inputs_swap_one_argument_of_a_pickled_call_from_the_tests() -> None:
     call = Call(
         c.key, "test_flags.py::test_long_option", (("text", "'--all'"),), {"kind": "return"}, pickled=("p",)
     )
-    got = seeded.inputs([c], [call], lambda x: False)
+    got = seeded.inputs([c], [call], lambda x: False, 24)
     assert got and all(i.seeded and i.pickled == ("p",) and i.origin == call.origin for i in got)
     assert [i.swap for i in got][:2] == [(("text", "'--'"),), (("text", "'--all--'"),)]
     assert len(got) <= seeded.MAX_PER_CALLABLE
     # a call from a skipped test (failing, or edited by the change) is not seeded
-    assert seeded.inputs([c], [call], lambda x: True) == []
+    assert seeded.inputs([c], [call], lambda x: True, 24) == []
 
 
 def _review(repo: Path, tmp_path: Path, **extra) -> dict:
@@ -109,7 +109,7 @@ def test_the_note_names_each_literal_once_and_how_many_calls_ran() -> None:
         Call(c.key, f"test_flags.py::test_{n}", (("text", "'--all'"),), {"kind": "return"}, pickled=(n,))
         for n in ("a", "b")
     ]
-    tried = seeded.inputs([c], calls, lambda x: False)
+    tried = seeded.inputs([c], calls, lambda x: False, 24)
     ran = [
         dataclasses.replace(x, replay=i, result={"kind": "return", "repr": "'x'"})
         for x, i in zip(calls, tried)

@@ -10,7 +10,7 @@ difference nothing in the text accounts for is shown to the reviewer with "is th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from ...findings.language import instruction as language_instruction
 from ...models import Message, Model, ModelError
 from ...models.answer import ask_json
 from ...types import ChangeRequest
-from .addedtests import AddedTest, Reader, added_tests
+from .addedtests import AddedTest
 from .compare import Difference
 
 MAX_CHARS = 3000  # of the change's text shown to the model (the description's head counts most)
@@ -76,16 +76,10 @@ def is_doc(path: str) -> bool:
     return path.lower().endswith(DOC_SUFFIXES) or DOC_NAMES.match(name) is not None
 
 
-def gather(
-    change: ChangeRequest,
-    diff: Diff,
-    read_base: Reader | None = None,
-    read_head: Reader | None = None,
-    is_test: Callable[[str], bool] | None = None,
-) -> Words:
+def gather(change: ChangeRequest, diff: Diff, tests: tuple[AddedTest, ...] = ()) -> Words:
     """The change's words: title and description (masked already), its commit messages (token shapes
-    masked) and the lines it adds to documentation files (from the masked diff); with the readers, the
-    test functions it adds."""
+    masked) and the lines it adds to documentation files (from the masked diff); with the test functions
+    it adds (addedtests.added_tests)."""
     commits = ""
     if change.workdir is not None and change.base_sha and change.head_sha:
         commits = git.git(
@@ -99,11 +93,6 @@ def gather(
     added = [
         ln.text for f in diff.files if is_doc(f.path) for h in f.hunks for ln in h.lines if ln.kind == "+"
     ]
-    tests = (
-        added_tests(diff, read_base, read_head, is_test)
-        if read_base is not None and read_head is not None and is_test is not None
-        else ()
-    )
     return Words(change.title, change.body, commits, "\n".join(added)[:MAX_CHARS], tests)
 
 

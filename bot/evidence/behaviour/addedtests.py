@@ -19,9 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...change.diff import Diff
-from .callables import Changed, definitions, parse
-
-Reader = Callable[[str], "str | None"]
+from .callables import Changed, Reader, definitions, parse
 
 
 @dataclass(frozen=True)

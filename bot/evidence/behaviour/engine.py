@@ -25,7 +25,7 @@ from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, compare, generate, harness, judge, objects, replays, said, seeded, steer
+from . import accounts, addedtests, compare, generate, harness, judge, objects, replays, said, seeded, steer
 from .callables import Changed, ChangedTests, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
@@ -78,7 +78,8 @@ class BehaviourEvidence:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
-        stage.words = accounts.gather(change, diff, read_base, read_head, is_test_path)
+        added = addedtests.added_tests(diff, read_base, read_head, is_test_path)
+        stage.words = accounts.gather(change, diff, added)
         stage.seconds_prepare = time.monotonic() - t0
         return stage
 
@@ -272,11 +273,10 @@ class BehaviourEvidence:
         deadline: float,
         skip: Callable[[Call], bool],
     ) -> list[Input]:
-        """Inputs aimed at the changed lines of the callables whose tests' calls showed no difference: the
-        lines' own literals (seeded.py), and the model's (steer.py; with a model, time, behaviour.steer)."""
+        """Seeded (seeded.py) and model-steered (steer.py) inputs for the callables the tests left quiet."""
         differing = {d.callable for d in diffs}
         quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
-        out = seeded.inputs(quiet, base_calls, skip)[: self.cfg.behaviour.seeded_calls]
+        out = seeded.inputs(quiet, base_calls, skip, self.cfg.behaviour.seeded_calls)
         if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
             return out
         lang = self.cfg.review.language

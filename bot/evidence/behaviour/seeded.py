@@ -30,7 +30,6 @@ from .steer import candidates
 
 MAX_LITERAL = 40  # characters of a string literal taken
 MAX_PER_CALLABLE = 6  # inputs per changed callable
-MAX_PER_REVIEW = 24
 MAX_PER_PARAM = 3  # values tried per argument of one call
 
 
@@ -81,10 +80,13 @@ def values(was: Any, seeds: Sequence[Any]) -> list[Any]:
     return [v for v in dict.fromkeys(out) if v != was]
 
 
-def inputs(quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]) -> list[Input]:
-    """The seeded calls for the changed callables whose tests' calls showed no difference (`quiet`)."""
+def inputs(
+    quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool], most: int
+) -> list[Input]:
+    """At most `most` seeded calls for the changed callables whose tests' calls showed no difference
+    (`quiet`)."""
     out: list[Input] = []
-    for c, calls in candidates(quiet, base_calls, skip):
+    for c, calls in candidates(quiet, base_calls, skip) if most > 0 else []:
         seeds = literals(c)
         if not seeds:
             continue
@@ -105,9 +107,9 @@ def inputs(quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[
                     )
         # the calls take turns, so one call's arguments do not use up the callable's share
         out += _spread(mine)[:MAX_PER_CALLABLE]
-        if len(out) >= MAX_PER_REVIEW:
+        if len(out) >= most:
             break
-    return out[:MAX_PER_REVIEW]
+    return out[:most]
 
 
 def _spread(inputs: list[Input]) -> list[Input]:
