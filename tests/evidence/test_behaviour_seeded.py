@@ -117,3 +117,83 @@ def test_the_note_names_each_literal_once_and_how_many_calls_ran() -> None:
     (note,) = seeded.note([c], tried, ran, [])
     assert f"(2 of {len(tried)} ran: `text='--'`, `text='--all--'`, `text='-'`)" in note, note
     assert seeded.note([c], [], ran, []) == []  # nothing seeded, nothing said
+
+
+MONEY = """class Money:
+    def __init__(self, amount, currency):
+        self.amount = amount
+        self.currency = currency
+
+    def show(self):
+        if self.currency == "JPY":
+            return f"{self.amount:.0f} {self.currency}"
+        return f"{self.amount:.2f} {self.currency}"
+"""
+MONEY_HEAD = MONEY.replace('== "JPY"', '== "JYP"')
+MONEY_TEST = """from money import Money
+
+
+def test_show():
+    assert Money(5, "EUR").show() == "5.00 EUR"
+"""
+
+
+def _method(base: str, head: str, name: str):
+    from bot.evidence.behaviour import callables as cm
+
+    tree, old = cm.parse(head), cm.parse(base)
+    (d,) = [x for x in cm.definitions(tree) if x.qualname.endswith(name)]
+    (b,) = [x for x in cm.definitions(old) if x.qualname.endswith(name)]
+    return cm._record(
+        "money.py", d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
+    )
+
+
+def test_the_attributes_the_changed_lines_name_get_the_literals() -> None:
+    c = _method(MONEY, MONEY_HEAD, "show")
+    state = (("self", "Money(amount=5, currency='EUR')"),)
+    call = Call(
+        c.key,
+        "test_money.py::test_show",
+        (("self", "<Money>"),),
+        {"kind": "return"},
+        state=state,
+        pickled=("p",),
+    )
+    # the changed line names `self.currency`; the other lines `self.amount` (a number: no int literal here)
+    assert seeded.attributes(c, call) == [("self.currency", "EUR"), ("self.amount", 5)]
+    got = seeded.inputs([c], [call], lambda x: False, 24)  # a method with no arguments but `self`
+    assert [i.swap for i in got] == [
+        (("self.currency", "'JPY'"),),
+        (("self.currency", "'EURJPY'"),),
+        (("self.currency", "'JYP'"),),
+    ]
+    assert all(i.seeded and i.shown[-1] == i.swap[0] for i in got)
+    # not shown as an object (no state): no attribute to set
+    assert seeded.inputs([c], [dataclasses.replace(call, state=())], lambda x: False, 24) == []
+
+
+def test_attribute_values_by_what_the_tracer_showed() -> None:
+    assert seeded.attribute_values(seeded.UNSHOWN, ["a", 1]) == ["a", 1]  # the harness checks the type
+    assert seeded.attribute_values(seeded.OBJECT, ["a"]) == []
+    assert seeded.attribute_values(True, [1]) == []
+    assert seeded.attribute_values("abc...xyz", ["a", 1]) == ["a"]  # cut short: not appended to
+    assert seeded.attribute_values(2, [3]) == [3, 4]
+
+
+@needs_bwrap
+def test_a_literal_set_on_self_reaches_the_branch_the_tests_missed(make_repo, tmp_path: Path) -> None:
+    """`Money(5, "EUR").show()` is the same at both sides; with the changed line's own "JPY" set on
+    `self.currency` (the object the test built), base printed no decimals and head prints two."""
+    files = {"money.py": MONEY, "test_money.py": MONEY_TEST}
+    repo = make_repo(files, {"money.py": MONEY_HEAD})
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found, (data["notes"], data.get("skipped"))
+    assert found[0]["path"] == "money.py" and found[0]["line"] == 7, found
+    assert "show() with self.currency='JPY': before '5 JPY'; after '5.00 JPY'" in found[0]["evidence"], found[
+        0
+    ]
+    assert "a literal of the changed lines" in found[0]["message"], found[0]["message"]
+    data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]

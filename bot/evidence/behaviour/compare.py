@@ -45,8 +45,9 @@ class Call:
         name = parts[-1]
         if name == "__init__" and len(parts) > 1:  # a constructor: called as its class
             name = parts[-2]
-        shown = [r for n, r in self.args if n not in ("self", "cls")]
-        return f"{name}({', '.join(shown)})"
+        shown = [r for n, r in self.args if n not in ("self", "cls") and "." not in n]
+        given = [f"{n}={r}" for n, r in self.args if "." in n]  # an attribute set first (seeded.py)
+        return f"{name}({', '.join(shown)})" + (f" with {', '.join(given)}" if given else "")
 
 
 @dataclass(frozen=True)

@@ -225,9 +225,10 @@ def run_inputs_in(
 
 
 def _variant(inp: Input) -> str:
-    """A steered input's variant (steer.py): "steered <param>" or "probe expression"; else none."""
+    """A steered input's variant: "steered <param>" (steer.py), "seeded <param>" (seeded.py; the param may
+    be an attribute, `self.sep`) or "probe expression"; else none."""
     if inp.swap:
-        return " ".join(["steered", *(name for name, _ in inp.swap)])
+        return " ".join(["seeded" if inp.seeded else "steered", *(name for name, _ in inp.swap)])
     return "probe expression" if inp.probe else ""
 
 

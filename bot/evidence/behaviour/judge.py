@@ -68,13 +68,14 @@ _HOW = {
     "wrapped": "`{}` in a forwarding proxy",
     "edge": "`{}` at an edge of its type",
     "steered": "`{}` set to a value the model aimed at the changed lines",
+    "seeded": "`{}` set to a literal of the changed lines",
 }
 
 
 def _where(d: Difference) -> str:
     if d.variant == "probe expression":
         return f" (an expression the model wrote from test `{d.origin}` to reach the changed lines)"
-    if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x"
+    if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x" | "seeded x"
         kind, arg = d.variant.rsplit(" ", 1)
         how = _HOW.get(kind, "a line break at the end of `{}`").format(arg)
         return f" (a call in test `{d.origin}`, made again with {how})"
@@ -180,9 +181,8 @@ def judge(
     diffs = [d for d in diffs if not _guessed_wrong_type(c, d)]
     plain = [d for d in diffs if not d.variant]
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
-    # the tests' calls with one argument the model aimed at the change: the "steered" rules, then the
-    # change's words, where the plain differences gave no finding of medium or more
-    steered = [d for d in diffs if d.variant.startswith(("steered ", "probe "))]
+    # the tests' calls aimed at the change: the "steered" rules, then the words, where plain gave < medium
+    steered = [d for d in diffs if d.variant.startswith(("steered ", "seeded ", "probe "))]
     if steered and _strongest(out) < severity_rank("medium"):
         more = _judge_plain(c, steered, model, title, body, head_line, language, how, words, kind="steered")
         if _strongest(more) > _strongest(out):

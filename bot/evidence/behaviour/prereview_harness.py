@@ -237,7 +237,7 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     if call.get("swap"):
         try:  # a constructor's recorded arguments have no `self`: bound to its class's signature
             pos, kw = steer.swapped(fn, pos, kw, call["swap"], _value)
-        except (TypeError, ValueError, SyntaxError, KeyError) as exc:
+        except (TypeError, ValueError, SyntaxError, KeyError, AttributeError) as exc:
             why = probe.normalise(f"{type(exc).__name__}: {exc}", ROOT, 200)
             return {"id": call["id"], "result": {"kind": "unavailable", "type": "swap", "message": why}}
     if init:

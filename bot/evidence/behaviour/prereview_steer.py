@@ -68,12 +68,48 @@ def evaluate(call: dict[str, Any], timeout: float, timed: Any, shown: Any, limit
 
 def swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str], value: Any) -> tuple[list[Any], dict[str, Any]]:
     """The recorded arguments with the named parameters set to the given literals (a name the callable
-    does not take, or a `*args`/`**kwargs` one, is refused: KeyError)."""
+    does not take, or a `*args`/`**kwargs` one, is refused: KeyError); a dotted name (`self.sep`) sets
+    that attribute of the argument instead (`set_attribute`)."""
     sig = inspect.signature(fn)
     bound = sig.bind_partial(*pos, **kw)
     for name, text in swap.items():
+        root, _, attr = name.partition(".")
+        if attr:
+            if root not in bound.arguments:
+                raise KeyError(root)
+            set_attribute(bound.arguments[root], attr, value(text, {}))
+            continue
         param = sig.parameters.get(name)
         if param is None or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise KeyError(name)
         bound.arguments[name] = value(text, {})
     return list(bound.args), dict(bound.kwargs)
+
+
+def set_attribute(obj: Any, attr: str, new: Any) -> None:
+    """Set an instance attribute (in its `__dict__`, or a slot) that holds a value of `new`'s type (a
+    number for a number), running none of the project's code: no property, `__setattr__` or descriptor of
+    its own. Anything else is refused (TypeError)."""
+    try:
+        held = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        held = None
+    slot = inspect.getattr_static(type(obj), attr, None)
+    if isinstance(held, dict) and attr in held:
+        old, put = held[attr], held.__setitem__
+    elif type(slot).__name__ == "member_descriptor" and hasattr(slot, "__set__"):
+        try:
+            old = slot.__get__(obj, type(obj))
+        except AttributeError as exc:  # an unset slot
+            raise TypeError(f"{attr} is not set") from exc
+        put = lambda _, v: slot.__set__(obj, v)  # noqa: E731
+    else:
+        raise TypeError(f"no instance attribute {attr}")
+    numbers = (int, float)
+    if type(old) is bool or type(new) is bool:
+        raise TypeError(f"{attr} holds a bool")
+    if type(old) is not type(new) and not (type(old) in numbers and type(new) in numbers):
+        raise TypeError(f"{attr} holds {type(old).__name__}, not {type(new).__name__}")
+    if type(old) is int and isinstance(new, float) and not new.is_integer():
+        raise TypeError(f"{attr} holds an int, not {new!r}")
+    put(attr, type(old)(new))

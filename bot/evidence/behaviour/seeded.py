@@ -9,6 +9,13 @@ it appended, a number and its neighbours (`n - 1`, `n + 1`). The call is made ag
 with `self` and the other arguments as the tests built them (the tracer's pickle; steer.py's `swap`), and
 a difference is judged as the model-steered ones are (rules.py kind "steered", then the change's words).
 
+The value the changed line tests often sits inside an object the call is given, not in an argument
+(`if self.sep == "/"`, `token.value.startswith("_")`). So each attribute of `self` or of an object
+argument that the callable's lines name (`param.attr`, those on the changed lines first) gets the same
+literals, when it holds a value of the literal's type: the tracer showed its fields (`Call.state`), and
+the harness checks the type again and sets the attribute on the unpickled object before the call
+(prereview_steer.py `swapped`; an instance attribute or slot only, no property or setter is run).
+
 Origin: a general idea, constant seeding in test generation (fuzzers' dictionaries taken from the code
 under test; Pynguin seeds its inputs with the module's constants), narrowed to the changed lines; not a
 corpus case.
@@ -16,8 +23,10 @@ corpus case.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
+import re
 import tokenize
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,17 +42,25 @@ MAX_PER_CALLABLE = 6  # inputs per changed callable
 MAX_PER_PARAM = 3  # values tried per argument of one call
 
 
-def literals(c: Changed) -> list[Any]:
-    """The str, bytes, int and float literals on `c`'s changed lines (added and removed), in order, once
-    each; docstrings and booleans aside."""
+_ATTRIBUTE = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+UNSHOWN = object()  # an attribute the tracer did not show (private, or past its fields): its type unknown
+OBJECT = object()  # an attribute the tracer showed holding something other than a literal
+
+
+def _changed_lines(c: Changed) -> list[str]:
     base, head = c.base_source.splitlines(), c.head_source.splitlines()
-    changed = [
+    return [
         line[1:]
         for line in difflib.unified_diff(base, head, lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
+
+
+def literals(c: Changed) -> list[Any]:
+    """The str, bytes, int and float literals on `c`'s changed lines (added and removed), in order, once
+    each; docstrings and booleans aside."""
     out: list[Any] = []
-    for line in changed:
+    for line in _changed_lines(c):
         for value in _tokens(line.strip()):
             if value not in out and type(value) in (str, bytes, int, float):
                 out.append(value)
@@ -60,7 +77,8 @@ def _tokens(line: str) -> list[Any]:
                 value = pysyntax.literal_eval(tok.string)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
-            if isinstance(value, (str, bytes)) and (len(value) > MAX_LITERAL or '"""' in tok.string):
+            docstring = tok.string.endswith(('"""', "'''"))
+            if isinstance(value, (str, bytes)) and (len(value) > MAX_LITERAL or docstring):
                 continue
             out.append(value)
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -80,13 +98,61 @@ def values(was: Any, seeds: Sequence[Any]) -> list[Any]:
     return [v for v in dict.fromkeys(out) if v != was]
 
 
+def attributes(c: Changed, call: Call) -> list[tuple[str, Any]]:
+    """The attributes of `call`'s object arguments (`self` included) that `c`'s lines name (`self.sep`,
+    `token.value`), those on its changed lines first: (`param.attr`, the value the tracer showed, or
+    UNSHOWN, or OBJECT)."""
+    objects = dict(call.state)  # the arguments the tracer showed as objects, by their fields
+    out: dict[str, Any] = {}
+    for text in ("\n".join(_changed_lines(c)), f"{c.base_source}\n{c.head_source}"):
+        for obj, attr in _ATTRIBUTE.findall(text):
+            name = f"{obj}.{attr}"
+            if obj in objects and not attr.startswith("__") and name not in out:
+                out[name] = _fields(objects[obj]).get(attr, UNSHOWN)
+    return list(out.items())
+
+
+def _fields(state: str) -> dict[str, Any]:
+    """The fields of an object as the tracer shows it (`Token(value='x', ttype=...)`; prereview_probe.py
+    `state_repr`): literals as values, anything else OBJECT; {} for a state that does not parse. The
+    state comes from the sandbox: one longer than the tracer writes is a forged one, not parsed."""
+    if len(state) > pysyntax.LITERAL_CHARS:
+        return {}
+    try:
+        node = pysyntax.parse(state, mode="eval").body
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return {}
+    out: dict[str, Any] = {}
+    for kw in node.keywords if isinstance(node, ast.Call) else []:
+        if kw.arg is None:
+            continue
+        try:
+            out[kw.arg] = pysyntax.literal_eval(kw.value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            out[kw.arg] = OBJECT
+    return out
+
+
+def attribute_values(was: Any, seeds: Sequence[Any]) -> list[Any]:
+    """New values for an attribute that held `was`: as for an argument, but a string the tracer cut short
+    (`...`) gets the literals alone, and an attribute whose value was not shown gets every literal (the
+    harness refuses one of another type)."""
+    if was is UNSHOWN:
+        return list(seeds)
+    if type(was) not in (str, bytes, int, float):
+        return []  # OBJECT, a bool, a container
+    if isinstance(was, str) and ("..." in was or "…" in was):
+        return [s for s in seeds if type(s) is str and s != was]
+    return values(was, seeds)
+
+
 def inputs(
     quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool], most: int
 ) -> list[Input]:
     """At most `most` seeded calls for the changed callables whose tests' calls showed no difference
     (`quiet`)."""
     out: list[Input] = []
-    for c, calls in candidates(quiet, base_calls, skip) if most > 0 else []:
+    for c, calls in candidates(quiet, base_calls, skip, arguments=False) if most > 0 else []:
         seeds = literals(c)
         if not seeds:
             continue
@@ -102,6 +168,13 @@ def inputs(
                 for value in values(was, seeds)[:MAX_PER_PARAM]:
                     given = tuple((k, repr(value) if k == name else v) for k, v in call.args)
                     swap = ((name, repr(value)),)
+                    mine.append(
+                        Input(c.key, call.origin, pickled=call.pickled, shown=given, swap=swap, seeded=True)
+                    )
+            for name, was in attributes(c, call):
+                for value in attribute_values(was, seeds)[:MAX_PER_PARAM]:
+                    swap = ((name, repr(value)),)
+                    given = call.args + swap  # Call.text shows it after the arguments
                     mine.append(
                         Input(c.key, call.origin, pickled=call.pickled, shown=given, swap=swap, seeded=True)
                     )
@@ -131,7 +204,7 @@ def note(
 ) -> list[str]:
     """One note per seeded callable that showed no difference: which literals its calls were given."""
     seeded = [i for i in inputs if i.seeded]
-    differing = {d.callable for d in diffs if d.variant.startswith("steered ")}
+    differing = {d.callable for d in diffs if d.variant.startswith("seeded ")}
     ran: dict[str, int] = {}
     for x in calls:
         if x.replay is not None and x.replay in seeded and x.result.get("kind") != "unavailable":

@@ -70,19 +70,31 @@ _ASK = (
 
 
 def candidates(
-    targets: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]
+    targets: Sequence[Changed],
+    base_calls: Sequence[Call],
+    skip: Callable[[Call], bool],
+    arguments: bool = True,
 ) -> list[tuple[Changed, list[Call]]]:
-    """The changed callables whose arguments can be steered (edited in place, with arguments to vary, not
-    a class's body) with up to MAX_SHOWN of their base calls from the tests that can be made again (pickled,
-    distinct arguments), skipping the calls `skip` excludes (a failing or edited test's)."""
+    """The changed callables whose inputs can be steered (edited in place, not a class's body; with
+    `arguments`, only those with arguments to vary) with up to MAX_SHOWN of their base calls from the tests
+    that can be made again (pickled, distinct inputs: arguments and, without `arguments`, the objects'
+    state too), skipping the calls `skip` excludes (a failing or edited test's)."""
     by_key: dict[str, list[Call]] = {}
+
+    def inputs(x: Call) -> tuple[object, ...]:
+        return (x.args,) if arguments else (x.args, x.state)
+
     for x in base_calls:
         if not x.pickled or x.variant or x.replay is not None or skip(x):
             continue
         mine = by_key.setdefault(x.callable, [])
-        if len(mine) < MAX_SHOWN and all(m.args != x.args for m in mine):
+        if len(mine) < MAX_SHOWN and all(inputs(m) != inputs(x) for m in mine):
             mine.append(x)
-    return [(c, by_key[c.key]) for c in targets if _steerable(c) and _names(c) and by_key.get(c.key)]
+    return [
+        (c, by_key[c.key])
+        for c in targets
+        if _steerable(c) and (_names(c) or not arguments) and by_key.get(c.key)
+    ]
 
 
 def _steerable(c: Changed) -> bool:
@@ -210,7 +222,7 @@ def note(
         ):
             key = (x.callable, bool(x.replay.probe))
             ran[key] = ran.get(key, 0) + 1
-    differing = {d.callable for d in diffs if d.variant.startswith(("steered ", "probe "))}
+    differing = {d.callable for d in diffs if d.variant.startswith(("steered ", "seeded ", "probe "))}
     out = []
     for c in targets:
         tried = [i for i in steered if i.callable == c.key and not i.seeded]
