@@ -17,7 +17,7 @@ ALLOWED: dict[str, int] = {
     "bot/config.py": 502,
     "bot/evidence/behaviour/judge.py": 433,
     "bot/evidence/behaviour/callables.py": 466,
-    "bot/evidence/behaviour/engine.py": 412,
+    "bot/evidence/behaviour/engine.py": 411,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 302,
     "bot/evidence/testrun.py": 326,

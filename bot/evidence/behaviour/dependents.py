@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...change.diff import Diff
-from .callables import Changed, _record, definitions, module_docs, parse
+from .callables import Changed, Reader, _record, definitions, module_docs, parse
 
-Reader = Callable[[str], "str | None"]
 MAX_REACHED = 6  # callables per change: the closest first (the changed module's, its folder's, the package's)
 
 

@@ -26,7 +26,7 @@ from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
 from . import accounts, addedtests, compare, generate, harness, judge, objects, replays, said, seeded, steer
-from .callables import Changed, ChangedTests, changed_callables, changed_tests
+from .callables import Changed, ChangedTests, Reader, changed_callables, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
@@ -34,7 +34,6 @@ from .headfiles import HeadFiles
 from .languages import other_language_sources
 
 ModelFactory = Callable[[], Model]
-Reader = Callable[[str], "str | None"]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
 
 

@@ -24,11 +24,9 @@ from ... import prompts, pysyntax
 from ...findings.language import instruction as language_instruction
 from ...models import Model
 from ...models.answer import ask_object
-from .callables import Changed
+from .callables import Changed, Reader
 from .compare import Call
 from .generate import Input
-
-Reader = Callable[[str], "str | None"]
 
 MAX_EXPRESSIONS = 3
 MAX_TEST = 1500  # characters of the test shown
