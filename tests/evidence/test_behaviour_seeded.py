@@ -169,6 +169,22 @@ def test_the_attributes_the_changed_lines_name_get_the_literals() -> None:
         (("self.currency", "'JYP'"),),
     ]
     assert all(i.seeded and i.shown[-1] == i.swap[0] for i in got)
+    # a method the lines call, a public name the whole state does not show (a property), a constructor's
+    # `self`: none is an attribute to set; a private one, or one past a state cut short, is tried
+    c2 = dataclasses.replace(
+        c,
+        head_source=c.head_source + "        self.render()\n        self.label, self._cache\n",
+        base_source=c.base_source + "        self.render()\n        self.label, self._cache\n",
+    )
+    assert [n for n, _ in seeded.attributes(c2, call)] == ["self.currency", "self.amount", "self._cache"]
+    cut = dataclasses.replace(call, state=(("self", "Money(amount=5, currency=<Cur…"),))
+    assert seeded.attributes(c2, cut) == [
+        ("self.currency", seeded.UNSHOWN),
+        ("self.amount", 5),
+        ("self.label", seeded.UNSHOWN),
+        ("self._cache", seeded.UNSHOWN),
+    ]
+    assert seeded.attributes(dataclasses.replace(c, qualname="Money.__init__"), call) == []
     # not shown as an object (no state): no attribute to set
     assert seeded.inputs([c], [dataclasses.replace(call, state=())], lambda x: False, 24) == []
 

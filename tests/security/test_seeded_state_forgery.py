@@ -1,6 +1,7 @@
 """A seeded call reads the fields of the objects a test built from the tracer's record (seeded.py
 `_fields`). That record comes from the sandbox, next to the change's code, so it can be forged: a state
-of megabytes must not reach the parser (a forged 10 MB repr once took it to 3.9 GB, pysyntax.py)."""
+of megabytes is not read at all (its values go to the
+parser, and a forged 10 MB repr once took that to 3.9 GB, pysyntax.py)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ from bot import pysyntax
 from bot.evidence.behaviour import seeded
 
 
-def test_a_forged_state_longer_than_the_tracer_writes_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed: list[int] = []
-    real = pysyntax.parse
+def test_a_forged_state_longer_than_the_tracer_writes_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[int] = []
+    real = seeded._top_level
 
-    def watched(source: str, mode: str = "exec"):
-        parsed.append(len(source))
-        return real(source, mode)
+    def watched(body: str) -> list[str]:
+        read.append(len(body))
+        return real(body)
 
-    monkeypatch.setattr(seeded.pysyntax, "parse", watched)
+    monkeypatch.setattr(seeded, "_top_level", watched)
     forged = "Money(currency=" + "(" * 2_000_000 + "'x'" + ")" * 2_000_000 + ")"
-    assert seeded._fields(forged) == {}
-    assert parsed == []
-    assert seeded._fields("Money(amount=5, currency='EUR')") == {"amount": 5, "currency": "EUR"}
-    assert parsed == [len("Money(amount=5, currency='EUR')")]
+    assert seeded._fields(forged) == ({}, False)
+    assert read == []
+    assert seeded._fields("Money(amount=5, currency='EUR')") == ({"amount": 5, "currency": "EUR"}, True)
+    assert len(read) == 1 and read[0] < pysyntax.LITERAL_CHARS

@@ -23,7 +23,6 @@ corpus case.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import io
 import re
@@ -99,38 +98,80 @@ def values(was: Any, seeds: Sequence[Any]) -> list[Any]:
 
 
 def attributes(c: Changed, call: Call) -> list[tuple[str, Any]]:
-    """The attributes of `call`'s object arguments (`self` included) that `c`'s lines name (`self.sep`,
-    `token.value`), those on its changed lines first: (`param.attr`, the value the tracer showed, or
-    UNSHOWN, or OBJECT)."""
+    """The attributes of `call`'s object arguments (`self` included; not a constructor's) that `c`'s lines
+    name (`self.sep`, `token.value`) and do not call (a method), those on its changed lines first:
+    (`param.attr`, the value the tracer showed, OBJECT, or UNSHOWN). A public name the tracer's whole
+    state of the object does not show is no instance attribute (a property, a class attribute): left out;
+    a private one, or one past a state cut short, is UNSHOWN."""
     objects = dict(call.state)  # the arguments the tracer showed as objects, by their fields
+    if c.name in ("__init__", "__new__"):
+        objects.pop("self", None)
+    source = f"{c.base_source}\n{c.head_source}"
+    called = {m.group(1, 2) for m in _ATTRIBUTE.finditer(source) if source[m.end() :].lstrip()[:1] == "("}
     out: dict[str, Any] = {}
-    for text in ("\n".join(_changed_lines(c)), f"{c.base_source}\n{c.head_source}"):
+    for text in ("\n".join(_changed_lines(c)), source):
         for obj, attr in _ATTRIBUTE.findall(text):
             name = f"{obj}.{attr}"
-            if obj in objects and not attr.startswith("__") and name not in out:
-                out[name] = _fields(objects[obj]).get(attr, UNSHOWN)
+            if obj not in objects or attr.startswith("__") or name in out or (obj, attr) in called:
+                continue
+            fields, whole = _fields(objects[obj])
+            if attr in fields:
+                out[name] = fields[attr]
+            elif not whole or attr.startswith("_"):
+                out[name] = UNSHOWN
     return list(out.items())
 
 
-def _fields(state: str) -> dict[str, Any]:
-    """The fields of an object as the tracer shows it (`Token(value='x', ttype=...)`; prereview_probe.py
-    `state_repr`): literals as values, anything else OBJECT; {} for a state that does not parse. The
-    state comes from the sandbox: one longer than the tracer writes is a forged one, not parsed."""
-    if len(state) > pysyntax.LITERAL_CHARS:
-        return {}
-    try:
-        node = pysyntax.parse(state, mode="eval").body
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return {}
+def _fields(state: str) -> tuple[dict[str, Any], bool]:
+    """The fields of an object as the tracer shows it (`Token(value='x', ttype=<Keyword>)`; prereview_probe
+    `state_repr`): literals as values, anything else OBJECT; and whether the state shows them all (not cut
+    short with `…`, no `...` for more fields). The state comes from the sandbox: one longer than the tracer
+    writes is a forged one, not read."""
+    if len(state) > pysyntax.LITERAL_CHARS or "(" not in state:
+        return {}, False
+    body = state[state.index("(") + 1 :]
+    whole = body.endswith(")")
+    parts = _top_level(body[:-1] if whole else body)
+    if not whole:
+        parts = parts[:-1]  # the one cut short
     out: dict[str, Any] = {}
-    for kw in node.keywords if isinstance(node, ast.Call) else []:
-        if kw.arg is None:
+    for part in parts:
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if part.strip() == "...":
+            whole = False
+        if not eq or not key.isidentifier():
             continue
         try:
-            out[kw.arg] = pysyntax.literal_eval(kw.value)
+            out[key] = pysyntax.literal_eval(value.strip())
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            out[kw.arg] = OBJECT
-    return out
+            out[key] = OBJECT
+    return out, whole
+
+
+def _top_level(body: str) -> list[str]:
+    """`body` split at its top-level commas (outside quotes and brackets, `<...>` reprs included)."""
+    parts: list[str] = []
+    depth, quote, start, i = 0, "", 0, 0
+    while i < len(body):
+        ch = body[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    parts.append(body[start:])
+    return parts
 
 
 def attribute_values(was: Any, seeds: Sequence[Any]) -> list[Any]:
