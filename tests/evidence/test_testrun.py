@@ -326,3 +326,39 @@ def test_a_test_build_that_failed_is_described_by_its_first_compiler_error(outpu
         assert described.startswith(f"the test run: {quoted}")
     else:
         assert described == "the test run: failed (exit code 2)"
+
+
+LEAK_TESTS = """import gc
+
+
+class Leaky:
+    def __del__(self):
+        raise RuntimeError("cannot pop this context")
+
+
+def test_leaks():
+    x = Leaky()
+    x.me = x  # a cycle: freed by the garbage collector, whenever it next runs
+    del x
+
+
+def test_unrelated():
+    gc.collect()
+"""
+
+
+def test_an_exception_the_garbage_collector_finds_fails_no_unrelated_test(make_repo, sandbox, tmp_path):
+    """Under `filterwarnings = error`, pytest's unraisable-exception plugin charges `test_leaks`'s
+    finaliser to whichever test runs when the collector does (here `test_unrelated`), or ends the session
+    in an INTERNALERROR; the default command keeps Python's own hook: both tests pass."""
+    toml = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+    repo = make_repo({"pyproject.toml": toml, "test_leak.py": LEAK_TESTS}, {"README.md": "x\n"})
+    head = git.resolve(repo, "HEAD")
+    argv = detect_at(repo, head, Config())
+    assert argv == list(PYTEST)
+    run = TestRunner(sandbox, argv, 120, cache_dir=tmp_path / "cache").at_commit(repo, head)
+    assert (run.passed, run.failed, run.failing) == (2, 0, ()), run
+    at = argv.index("no:unraisableexception")
+    without = argv[: at - 1] + argv[at + 1 :]  # the plugin on
+    run = TestRunner(sandbox, without, 120, cache_dir=tmp_path / "c2").at_commit(repo, head)
+    assert run.failing == ("test_leak.py::test_unrelated",), run  # the plugin's blame, for contrast
