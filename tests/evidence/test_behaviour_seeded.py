@@ -82,16 +82,22 @@ def _review(repo: Path, tmp_path: Path, **extra) -> dict:
     return data
 
 
+def _found(repo: Path, tmp_path: Path) -> list[dict]:
+    """The review's behaviour findings (at least one)."""
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found, (data["notes"], data.get("skipped"))
+    return found
+
+
 @needs_bwrap
 def test_a_literal_of_the_changed_line_reaches_the_branch_the_tests_missed(make_repo, tmp_path: Path) -> None:
     """`option("--all")` is "all" at both sides; given the changed line's own "-", base returned "-" and
     head returns "": a finding on the changed line with that call as its example. With seeding off
     (`behaviour.seeded_calls: 0`) the same change gets nothing from the behaviour stage."""
-    files = {"flags.py": FLAGS, "test_flags.py": FLAGS_TEST}
-    repo = make_repo(files, {"flags.py": FLAGS_HEAD})
-    data = _review(repo, tmp_path)
-    found = [f for f in data["findings"] if f["source"] == "behaviour"]
-    assert found, (data["notes"], data.get("skipped"))
+    found = _found(
+        make_repo({"flags.py": FLAGS, "test_flags.py": FLAGS_TEST}, {"flags.py": FLAGS_HEAD}), tmp_path
+    )
     assert found[0]["path"] == "flags.py" and found[0]["line"] == 3, found
     assert "option('-'): before '-'; after ''" in found[0]["evidence"], found[0]["evidence"]
 
@@ -201,11 +207,8 @@ def test_attribute_values_by_what_the_tracer_showed() -> None:
 def test_a_literal_set_on_self_reaches_the_branch_the_tests_missed(make_repo, tmp_path: Path) -> None:
     """`Money(5, "EUR").show()` is the same at both sides; with the changed line's own "JPY" set on
     `self.currency` (the object the test built), base printed no decimals and head prints two."""
-    files = {"money.py": MONEY, "test_money.py": MONEY_TEST}
-    repo = make_repo(files, {"money.py": MONEY_HEAD})
-    data = _review(repo, tmp_path)
-    found = [f for f in data["findings"] if f["source"] == "behaviour"]
-    assert found, (data["notes"], data.get("skipped"))
+    repo = make_repo({"money.py": MONEY, "test_money.py": MONEY_TEST}, {"money.py": MONEY_HEAD})
+    found = _found(repo, tmp_path)
     assert found[0]["path"] == "money.py" and found[0]["line"] == 7, found
     assert "show() with self.currency='JPY': before '5 JPY'; after '5.00 JPY'" in found[0]["evidence"], found[
         0

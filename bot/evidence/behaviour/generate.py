@@ -24,6 +24,7 @@ from ...models.answer import ask_json
 from .callables import Changed, Param, calls_by_name, in_class, int_literals
 from .inputs import Input as Input  # re-exported: the stage's modules import it from here
 from .objects import Built, ProjectClass, values
+from .scan import brackets
 
 
 @dataclass
@@ -173,19 +174,9 @@ def _expected(text: str) -> str | None:
 
 
 def _closing(line: str, open_at: int) -> int | None:
-    depth, quote = 0, ""
-    for i in range(open_at, len(line)):
-        ch = line[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
+    for i, ch, depth in brackets(line[open_at:]):
+        if ch in ")]}" and depth == 0:
+            return open_at + i
     return None
 
 

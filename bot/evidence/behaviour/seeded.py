@@ -34,6 +34,7 @@ from ... import pysyntax
 from .callables import Changed
 from .compare import Call
 from .generate import Input
+from .scan import brackets
 from .steer import candidates
 
 MAX_LITERAL = 40  # characters of a string literal taken
@@ -152,24 +153,11 @@ def _fields(state: str) -> tuple[dict[str, Any], bool]:
 def _top_level(body: str) -> list[str]:
     """`body` split at its top-level commas (outside quotes and brackets, `<...>` reprs included)."""
     parts: list[str] = []
-    depth, quote, start, i = 0, "", 0, 0
-    while i < len(body):
-        ch = body[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    start = 0
+    for i, ch, depth in brackets(body, "([{<", ")]}>"):
+        if ch == "," and depth == 0:
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     parts.append(body[start:])
     return parts
 
