@@ -167,7 +167,7 @@ def test_the_attributes_the_changed_lines_name_get_the_literals() -> None:
         pickled=("p",),
     )
     # the changed line names `self.currency`; the other lines `self.amount` (a number: no int literal here)
-    assert seeded.attributes(c, call) == [("self.currency", "EUR"), ("self.amount", 5)]
+    assert seeded.attributes(seeded.named(c), call) == [("self.currency", "EUR"), ("self.amount", 5)]
     got = seeded.inputs([c], [call], lambda x: False, 24)  # a method with no arguments but `self`
     assert [i.swap for i in got] == [
         (("self.currency", "'JPY'"),),
@@ -182,15 +182,19 @@ def test_the_attributes_the_changed_lines_name_get_the_literals() -> None:
         head_source=c.head_source + "        self.render()\n        self.label, self._cache\n",
         base_source=c.base_source + "        self.render()\n        self.label, self._cache\n",
     )
-    assert [n for n, _ in seeded.attributes(c2, call)] == ["self.currency", "self.amount", "self._cache"]
+    assert [n for n, _ in seeded.attributes(seeded.named(c2), call)] == [
+        "self.currency",
+        "self.amount",
+        "self._cache",
+    ]
     cut = dataclasses.replace(call, state=(("self", "Money(amount=5, currency=<Cur…"),))
-    assert seeded.attributes(c2, cut) == [
+    assert seeded.attributes(seeded.named(c2), cut) == [
         ("self.currency", seeded.UNSHOWN),
         ("self.amount", 5),
         ("self.label", seeded.UNSHOWN),
         ("self._cache", seeded.UNSHOWN),
     ]
-    assert seeded.attributes(dataclasses.replace(c, qualname="Money.__init__"), call) == []
+    assert seeded.attributes(seeded.named(dataclasses.replace(c, qualname="Money.__init__")), call) == []
     # not shown as an object (no state): no attribute to set
     assert seeded.inputs([c], [dataclasses.replace(call, state=())], lambda x: False, 24) == []
 

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from .generate import Input
 
 
+# the variants of the tests' calls aimed at the change (harness.py `_variant`): judged by the "steered" rules
+AIMED = ("steered ", "seeded ", "probe ")
+
+
 @dataclass(frozen=True)
 class Call:
     """One observed call: where it came from, its inputs, what it did."""

@@ -30,7 +30,7 @@ from ...types import BehaviourChange, Finding, severity_rank
 from . import accounts, addedtests, oracles, plausibility, rules
 from .accounts import Words
 from .callables import Changed
-from .compare import Call, Difference, clearest, describe
+from .compare import AIMED, Call, Difference, clearest, describe
 from .generate import Input, call_params
 
 CONFIRM_SCHEMA: dict[str, Any] = {
@@ -182,7 +182,7 @@ def judge(
     plain = [d for d in diffs if not d.variant]
     out = _judge_plain(c, plain, model, title, body, head_line, language, how, words)
     # the tests' calls aimed at the change: the "steered" rules, then the words, where plain gave < medium
-    steered = [d for d in diffs if d.variant.startswith(("steered ", "seeded ", "probe "))]
+    steered = [d for d in diffs if d.variant.startswith(AIMED)]
     if steered and _strongest(out) < severity_rank("medium"):
         more = _judge_plain(c, steered, model, title, body, head_line, language, how, words, kind="steered")
         if _strongest(more) > _strongest(out):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import types
 from typing import Any
 
 import prereview_calls as calls
@@ -97,7 +98,7 @@ def set_attribute(obj: Any, attr: str, new: Any) -> None:
     slot = inspect.getattr_static(type(obj), attr, None)
     if isinstance(held, dict) and attr in held:
         old, put = held[attr], held.__setitem__
-    elif type(slot).__name__ == "member_descriptor" and hasattr(slot, "__set__"):
+    elif isinstance(slot, types.MemberDescriptorType):
         try:
             old = slot.__get__(obj, type(obj))
         except AttributeError as exc:  # an unset slot

@@ -98,29 +98,40 @@ def values(was: Any, seeds: Sequence[Any]) -> list[Any]:
     return [v for v in dict.fromkeys(out) if v != was]
 
 
-def attributes(c: Changed, call: Call) -> list[tuple[str, Any]]:
-    """The attributes of `call`'s object arguments (`self` included; not a constructor's) that `c`'s lines
-    name (`self.sep`, `token.value`) and do not call (a method), those on its changed lines first:
-    (`param.attr`, the value the tracer showed, OBJECT, or UNSHOWN). A public name the tracer's whole
-    state of the object does not show is no instance attribute (a property, a class attribute): left out;
-    a private one, or one past a state cut short, is UNSHOWN."""
-    objects = dict(call.state)  # the arguments the tracer showed as objects, by their fields
-    if c.name in ("__init__", "__new__"):
-        objects.pop("self", None)
+def named(c: Changed) -> list[tuple[str, str]]:
+    """The (object, attribute) pairs `c`'s lines name (`self.sep`, `token.value`), those on its changed
+    lines first, once each: not a dunder, not a name the lines call (a method), not a constructor's `self`
+    (it is built by the call)."""
     source = f"{c.base_source}\n{c.head_source}"
     called = {m.group(1, 2) for m in _ATTRIBUTE.finditer(source) if source[m.end() :].lstrip()[:1] == "("}
-    out: dict[str, Any] = {}
+    constructor = c.name in ("__init__", "__new__")
+    out: list[tuple[str, str]] = []
     for text in ("\n".join(_changed_lines(c)), source):
         for obj, attr in _ATTRIBUTE.findall(text):
-            name = f"{obj}.{attr}"
-            if obj not in objects or attr.startswith("__") or name in out or (obj, attr) in called:
+            if attr.startswith("__") or (obj, attr) in called or (constructor and obj == "self"):
                 continue
-            fields, whole = _fields(objects[obj])
-            if attr in fields:
-                out[name] = fields[attr]
-            elif not whole or attr.startswith("_"):
-                out[name] = UNSHOWN
-    return list(out.items())
+            if (obj, attr) not in out:
+                out.append((obj, attr))
+    return out
+
+
+def attributes(names: Sequence[tuple[str, str]], call: Call) -> list[tuple[str, Any]]:
+    """Of the `names` (`named`), those of `call`'s object arguments (`self` included): (`param.attr`, the
+    value the tracer showed, OBJECT, or UNSHOWN). A public name the tracer's whole state of the object does
+    not show is no instance attribute (a property, a class attribute): left out; a private one, or one past
+    a state cut short, is UNSHOWN."""
+    wanted = {obj for obj, _ in names}  # each object's state read once
+    fields = {obj: _fields(state) for obj, state in call.state if obj in wanted}
+    out: list[tuple[str, Any]] = []
+    for obj, attr in names:
+        if obj not in fields:
+            continue
+        shown, whole = fields[obj]
+        if attr in shown:
+            out.append((f"{obj}.{attr}", shown[attr]))
+        elif not whole or attr.startswith("_"):
+            out.append((f"{obj}.{attr}", UNSHOWN))
+    return out
 
 
 def _fields(state: str) -> tuple[dict[str, Any], bool]:
@@ -185,6 +196,7 @@ def inputs(
         seeds = literals(c)
         if not seeds:
             continue
+        names = named(c)
         mine: list[Input] = []
         for call in calls:
             for name, shown in call.args:
@@ -200,7 +212,7 @@ def inputs(
                     mine.append(
                         Input(c.key, call.origin, pickled=call.pickled, shown=given, swap=swap, seeded=True)
                     )
-            for name, was in attributes(c, call):
+            for name, was in attributes(names, call):
                 for value in attribute_values(was, seeds)[:MAX_PER_PARAM]:
                     swap = ((name, repr(value)),)
                     given = call.args + swap  # Call.text shows it after the arguments

@@ -26,7 +26,7 @@ from ...models import Model
 from ...models.answer import ask_object
 from . import expressions
 from .callables import Changed
-from .compare import Call
+from .compare import AIMED, Call
 from .generate import Input, call_params
 
 MAX_ROUNDS = 4  # model rounds per review
@@ -222,7 +222,7 @@ def note(
         ):
             key = (x.callable, bool(x.replay.probe))
             ran[key] = ran.get(key, 0) + 1
-    differing = {d.callable for d in diffs if d.variant.startswith(("steered ", "seeded ", "probe "))}
+    differing = {d.callable for d in diffs if d.variant.startswith(AIMED)}
     out = []
     for c in targets:
         tried = [i for i in steered if i.callable == c.key and not i.seeded]
