@@ -945,14 +945,13 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
         {"tests/test_m.py": t0, "tests/test_n.py": "K = 1\n\n\ndef test_d():\n    pass\n", "m.py": "A = 1\n"},
         {"tests/test_m.py": t1, "tests/test_n.py": "K = 2\n\n\ndef test_d():\n    pass\n", "m.py": "A = 2\n"},
     )
-    from bot.evidence.behaviour.callables import changed_tests
+    from bot.evidence.behaviour.callables import changed_test_files, changed_tests
 
-    edited = changed_tests(
-        parse(_diff(repo)),
-        lambda p: _show(repo, "HEAD~1", p),
-        lambda p: _show(repo, "HEAD", p),
-        is_test_path,
+    diff = parse(_diff(repo))
+    tests = changed_test_files(
+        diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
     )
+    edited = changed_tests(diff, tests)
     assert edited.covers("tests/test_m.py::test_a") and edited.covers("tests/test_m.py::test_a[1-2]")
     assert not edited.covers("tests/test_m.py::TestB::test_c")
     assert edited.covers("tests/test_n.py::test_d")  # a module-level line of its file changed

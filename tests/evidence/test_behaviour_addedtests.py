@@ -11,6 +11,7 @@ from bot.change.diff import parse as parse_diff
 from bot.evidence.behaviour import addedtests, judge
 from bot.evidence.behaviour.accounts import Words
 from bot.evidence.behaviour.addedtests import AddedTest
+from bot.evidence.behaviour.callables import changed_test_files
 
 from .test_behaviour import _diff_of, _review_json, needs_bwrap
 
@@ -75,11 +76,17 @@ def _read(files: dict[str, str]):
 def test_only_test_functions_new_at_head_count_with_the_names_their_code_uses() -> None:
     base = {"tests/test_calc.py": TEST}
     head = {"tests/test_calc.py": TEST_ADDED.replace("scale(2) > 0", "scale(2) > 1")}
-    got = addedtests.added_tests(parse_diff(DIFF), _read(base), _read(head), lambda p: p.startswith("tests/"))
+    files = changed_test_files(parse_diff(DIFF), _read(base), _read(head), lambda p: p.startswith("tests/"))
+    got = addedtests.added_tests(files)
     assert [t.test for t in got] == ["tests/test_calc.py::test_triples"]  # test_positive is only edited
     assert "scale" in got[0].names
     # a file that is not a test file adds no test
-    assert addedtests.added_tests(parse_diff(DIFF), _read(base), _read(head), lambda p: False) == ()
+    assert (
+        addedtests.added_tests(
+            changed_test_files(parse_diff(DIFF), _read(base), _read(head), lambda p: False)
+        )
+        == ()
+    )
 
 
 def test_a_constructor_or_dunder_is_reached_through_its_class_name() -> None:

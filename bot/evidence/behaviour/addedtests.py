@@ -15,11 +15,9 @@ Origin: a general reviewer's rule (a new test asserting the new behaviour), not 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...change.diff import Diff
-from .callables import Changed, Reader, definitions, parse
+from .callables import Changed, ChangedTestFile
 
 
 @dataclass(frozen=True)
@@ -30,24 +28,19 @@ class AddedTest:
     names: frozenset[str]
 
 
-def added_tests(
-    diff: Diff, read_base: Reader, read_head: Reader, is_test: Callable[[str], bool]
-) -> tuple[AddedTest, ...]:
-    """Test functions (named test*) defined at head in the change's Python test files and not at base."""
+def added_tests(tests: tuple[ChangedTestFile, ...]) -> tuple[AddedTest, ...]:
+    """Test functions (named test*) defined at head in the change's Python test files (`tests`:
+    callables.changed_test_files) and not at base."""
     out: list[AddedTest] = []
-    for f in diff.files:
-        if not f.path.endswith(".py") or f.status == "deleted" or not is_test(f.path):
+    for t in tests:
+        if not t.at_head:
             continue
-        head = read_head(f.path)
-        if not head:
-            continue
-        base = (read_base(f.old_path) if f.status != "added" else "") or ""
-        before = {d.qualname for d in definitions(parse(base))}
-        for d in definitions(parse(head)):
+        before = {d.qualname for d in t.base}
+        for d in t.head:
             leaf = d.qualname.rsplit(".", 1)[-1]
             if d.qualname in before or not leaf.startswith("test") or "<locals>" in d.qualname:
                 continue
-            out.append(AddedTest(f"{f.path}::{d.qualname}", _names(d.node)))
+            out.append(AddedTest(f"{t.diff.path}::{d.qualname}", _names(d.node)))
     return tuple(out)
 
 

@@ -191,27 +191,45 @@ class ChangedTests:
         return any(d == "" or path.startswith(d + "/") for d in self.dirs)
 
 
-def changed_tests(
+@dataclass(frozen=True)
+class ChangedTestFile:
+    """One Python test file of the change with its definitions at base and head, parsed once for the
+    edited tests (changed_tests) and the added ones (addedtests.added_tests)."""
+
+    diff: FileDiff
+    base: list[_Def]  # [] when added, or when it does not parse
+    head: list[_Def]  # [] when deleted, or when it does not parse
+    at_head: bool  # it is there at head (not deleted, not empty)
+
+
+def changed_test_files(
     diff: Diff, read_base: Reader, read_head: Reader, is_test: Callable[[str], bool]
-) -> ChangedTests:
+) -> tuple[ChangedTestFile, ...]:
+    """The change's Python test files (conftest.py aside), each read and parsed once per side."""
+    out: list[ChangedTestFile] = []
+    for f in diff.files:
+        if f.path.rpartition("/")[2] == "conftest.py" or not f.path.endswith(".py") or not is_test(f.path):
+            continue
+        head = (read_head(f.path) if f.status != "deleted" else "") or ""
+        base = (read_base(f.old_path) if f.status != "added" else "") or ""
+        out.append(ChangedTestFile(f, definitions(parse(base)), definitions(parse(head)), bool(head)))
+    return tuple(out)
+
+
+def changed_tests(diff: Diff, tests: tuple[ChangedTestFile, ...]) -> ChangedTests:
+    """The test functions and files whose lines the change edits (`tests`: changed_test_files of the
+    same diff), and the folders whose conftest.py it edits."""
     functions: set[str] = set()
     files: set[str] = set()
-    dirs: set[str] = set()
-    for f in diff.files:
-        folder, _, name = f.path.rpartition("/")
-        if name == "conftest.py":
-            dirs.add(folder)
-            continue
-        if not f.path.endswith(".py") or not is_test(f.path):
-            continue
-        head, base = read_head(f.path) or "", (read_base(f.old_path) if f.status != "added" else "") or ""
-        head_defs, base_defs = definitions(parse(head)), definitions(parse(base))
+    dirs = {f.path.rpartition("/")[0] for f in diff.files if f.path.rpartition("/")[2] == "conftest.py"}
+    for t in tests:
+        f = t.diff
         for h in f.hunks:
             for ln in h.lines:
                 if ln.kind == "+" and ln.new_no is not None:
-                    d = _innermost(head_defs, ln.new_no)
+                    d = _innermost(t.head, ln.new_no)
                 elif ln.kind == "-" and ln.old_no is not None:
-                    d = _innermost(base_defs, ln.old_no)
+                    d = _innermost(t.base, ln.old_no)
                 else:
                     continue
                 if d is None:

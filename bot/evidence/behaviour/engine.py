@@ -26,7 +26,7 @@ from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
 from . import accounts, addedtests, compare, generate, harness, judge, objects, replays, said, seeded, steer
-from .callables import Changed, ChangedTests, Reader, changed_callables, changed_tests
+from .callables import Changed, ChangedTests, Reader, changed_callables, changed_test_files, changed_tests
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
@@ -71,13 +71,14 @@ class BehaviourEvidence:
         stage.targets += reached_callables(
             diff, read_head, stage.files.package, is_test=is_test_path, changed=stage.targets
         )
-        stage.edited_tests = changed_tests(diff, read_base, read_head, is_test_path)
+        tests = changed_test_files(diff, read_base, read_head, is_test_path)
+        stage.edited_tests = changed_tests(diff, tests)
         others = other_language_sources(diff)
         if others:
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
-        added = addedtests.added_tests(diff, read_base, read_head, is_test_path)
+        added = addedtests.added_tests(tests)
         stage.words = accounts.gather(change, diff, added)
         stage.seconds_prepare = time.monotonic() - t0
         return stage
