@@ -4,6 +4,10 @@ A 1.5B model labels findings by reflex: "security, CWE-89" on arithmetic, "high"
 remark. The rules are about what the labels and the code around a finding can support, never about a
 dataset:
 
+- A finding on a prose file (Markdown, reStructuredText, AsciiDoc: a changelog, a README, the docs)
+  is advisory and capped at `low`: a line of prose runs nowhere, so it holds no bug. (Seen on a
+  JavaScript ordinary commit: the model called the changelog's line for the change it describes a
+  high bug.)
 - Only bug and security findings may block: a model finding of another category (performance,
   maintainability, test) is advisory and capped at `low`.
 - A security finding must name a CWE that can label a weakness in that file (bot/cwe.py): not an id
@@ -86,10 +90,20 @@ BUILT: dict[str, tuple[str, re.Pattern[str]]] = {
 }
 
 
+PROSE = (".md", ".markdown", ".rst", ".adoc", ".asciidoc")  # not .txt: requirements.txt, CMakeLists.txt
+
+
+def is_prose(path: str) -> bool:
+    """A file of prose, by its name: Markdown, reStructuredText, AsciiDoc."""
+    return path.lower().endswith(PROSE)
+
+
 def check(f: Finding, head_lines: list[str] | None) -> Finding:
     """The finding, downgraded to `low` (with the reason as evidence) when the code cannot support it."""
     if f.source != "model" or severity_rank(f.severity) <= severity_rank("low"):
         return f
+    if is_prose(f.path):
+        return f.with_(severity="low", evidence=f"advisory: {f.path} is prose, not code")
     if f.category not in BLOCKING_CATEGORIES:
         return f.with_(severity="low", evidence=f"advisory: a {f.category} remark, not a defect")
     if f.category != "security" or not f.cwe:

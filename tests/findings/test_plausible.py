@@ -43,6 +43,20 @@ def test_other_categories_are_advisory(category):
     assert f.severity == "low" and category in (f.evidence or "")
 
 
+@pytest.mark.parametrize("path", ["HISTORY.md", "docs/usage.rst", "CHANGES.markdown", "docs/Guide.AsciiDoc"])
+def test_a_finding_on_prose_is_advisory(path):
+    f = plausible.check(Finding(path, 3, "claim", "high", "bug"), ["a", "b", "c", "d"])
+    assert f.severity == "low" and f"{path} is prose" in (f.evidence or "")
+
+
+def test_prose_rule_leaves_code_and_scanners_alone():
+    assert plausible.check(Finding("src/markdown.py", 5, "claim", "high", "bug"), CODE).severity == "high"
+    pins = Finding("requirements.txt", 2, "claim", "high", "bug")  # not prose: it is read by pip
+    assert plausible.check(pins, ["a", "b"]).severity == "high"
+    secret = Finding("README.md", 3, "key", "high", "security", cwe="CWE-798", source="secrets")
+    assert plausible.check(secret, None) == secret
+
+
 @pytest.mark.parametrize(
     "f",
     [
