@@ -313,6 +313,7 @@ def in_half(case: dict[str, Any], which: str) -> bool:
 MISS_CAUSES = (
     "error",
     "no environment",
+    "not compared (not Python)",
     "not reached",
     "judged intended",
     "found below medium",
@@ -323,14 +324,17 @@ MISS_CAUSES = (
 def miss_cause(row: dict[str, Any]) -> str:
     """Why a `hidden` case was not flagged, from what its result row holds (first that applies):
     the review failed; the base test run was not usable (no environment: nothing ran the project's code);
-    a changed callable was reached by no test and not compared (coverage.skipped says "reached by no
-    test"); a difference was observed and listed as intended (the summary's `behaviour` entries on the
-    case's file); a finding sat on the right lines below medium; otherwise no difference was found."""
+    the changed file is not Python, which the behaviour stage does not compare yet; a changed callable
+    was reached by no test and not compared (coverage.skipped says "reached by no test"); a difference
+    was observed and listed as intended (the summary's `behaviour` entries on the case's file); a
+    finding sat on the right lines below medium; otherwise no difference was found."""
     if row.get("error"):
         return "error"
     if not row.get("base_usable"):
         return "no environment"
     files = set(row.get("files", []))
+    if files and not any(f.endswith(".py") for f in files):
+        return "not compared (not Python)"
     if any(isinstance(b, dict) and b.get("path") in files for b in row.get("behaviour", [])):
         return "judged intended"
     if any("reached by no test" in str(s) for s in row.get("skipped", [])):
