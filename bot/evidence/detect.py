@@ -90,9 +90,28 @@ def go_modules(files: Sequence[str]) -> list[str]:
     return sorted(found, key=lambda d: (d.count("/"), d))[:GO_MODULES_MAX]
 
 
+def none_found(files: Sequence[str]) -> str:
+    """The note for a tree where no test command was detected: what was looked for, and the fix. A Go
+    tree from before modules (test files, no go.mod anywhere) is named as such: `go test` needs a module."""
+    if any(f.endswith("_test.go") for f in files) and not any(Path(f).name == "go.mod" for f in files):
+        return (
+            "Tests not run: the tree has Go tests but no go.mod (it predates Go modules), and `go test` "
+            "needs one; add a go.mod (`go mod init <module path>`) or set `test_command`."
+        )
+    return (
+        "Tests not run: no test command found (looked for pytest's configuration or test files, a "
+        "package.json `test` script, go.mod, Cargo.toml, pom.xml and a Makefile `test:` target); "
+        "set `test_command` to run the project's tests."
+    )
+
+
 def detect_at(repo: Path, rev: str, cfg: Config) -> list[str] | None:
-    files = git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests.enabled else []
-    return detect_command(files, lambda p: git.show(repo, rev, p), cfg)
+    return detect_command(tree_files(repo, rev, cfg), lambda p: git.show(repo, rev, p), cfg)
+
+
+def tree_files(repo: Path, rev: str, cfg: Config) -> list[str]:
+    """The paths of the tree at `rev` ([] when the tests are off: nothing to detect)."""
+    return git.git(repo, "ls-tree", "-r", "--name-only", rev).splitlines() if cfg.tests.enabled else []
 
 
 def detect_in_dir(root: Path, cfg: Config) -> list[str] | None:

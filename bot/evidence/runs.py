@@ -21,7 +21,7 @@ from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
 from . import datebound, envnotes, flaky, projectenv
 from .breakage import Breakage, breakage_finding, compare, localize
-from .detect import detect_at
+from .detect import detect_at, none_found, tree_files
 from .pininstall import failing_pin, pins_versions
 from .testrun import RunHook, TestRun, TestRunner
 
@@ -75,8 +75,8 @@ def run_tests(
     if repo is None or not cfg.tests.enabled:
         return TestRuns()
     argv = detect_at(repo, change.head_sha, cfg)
-    if argv is None:
-        return TestRuns()
+    if argv is None:  # said, so a review with no tests behind it never looks like one whose tests agreed
+        return TestRuns(notes=(none_found(tree_files(repo, change.head_sha, cfg)),))
     notes: list[str] = []
     try:
         sandbox = sandbox or create_sandbox(cfg.sandbox)

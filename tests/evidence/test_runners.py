@@ -161,6 +161,25 @@ def _review(repo: Path, tmp_path: Path, monkeypatch) -> dict:
     return json.loads(res.stdout)
 
 
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        (
+            {"mux.go": "package mux\n", "mux_test.go": "package mux\n"},
+            "Go tests but no go.mod (it predates Go modules)",
+        ),
+        ({"index.html": "<p>hi</p>\n", "README.md": "docs\n"}, "no test command found"),
+    ],
+)
+def test_a_tree_with_no_test_command_found_says_so(files, says, make_repo, tmp_path, monkeypatch):
+    """Nothing detected is a note naming the fix, never silence (a review with no tests behind it
+    must not read like one whose tests agreed)."""
+    changed = {k: v + "// x\n" if k.endswith(".go") else v + "more\n" for k, v in files.items()}
+    data = _review(make_repo(files, changed), tmp_path, monkeypatch)
+    notes = [n for n in data["notes"] if n.startswith("Tests not run")]
+    assert len(notes) == 1 and says in notes[0] and "test_command" in notes[0], data["notes"]
+
+
 NODE_TESTS = """const { describe, it } = require('node:test');
 const assert = require('node:assert');
 const { add, mul } = require('../calc');
