@@ -85,12 +85,21 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
     else:
         ci = (tree / "package-lock.json").exists() or (tree / "npm-shrinkwrap.json").exists()
         step = ["ci"] if ci else ["install"]
-        run_build(
-            [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=tree,
-            timeout=timeout,
-            env={"npm_config_cache": str(d / "npm-cache")},
-        )
+        argv = [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+        env = {"npm_config_cache": str(d / "npm-cache")}
+        try:
+            run_build(argv, cwd=tree, timeout=timeout, env=env)
+        except EnvError as exc:
+            if "ERESOLVE" not in exc.output:
+                raise
+            # npm 7+ refuses a tree whose peer dependencies conflict (today's releases of the unpinned
+            # devDependencies against an old tree's pins); npm 6 installed it with a warning
+            run_build([*argv, "--legacy-peer-deps"], cwd=tree, timeout=timeout, env=env)
+            (d / PEER_NOTE).write_text(
+                f"`npm {step[0]}` could not resolve the peer dependencies ({exc}); installed with "
+                "`--legacy-peer-deps` (npm 6's rules), so a peer version may differ from what npm 7+ "
+                "would require"
+            )
     (d / "manager").write_text(
         pm.spec.split("@")[0] if pm.spec else f"npm{'; ' + pm.note if pm.note else ''}"
     )
@@ -99,6 +108,9 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
     else:
         (d / "node_modules").mkdir()
     shutil.rmtree(d / "npm-cache", ignore_errors=True)
+
+
+PEER_NOTE = "peer-deps-note"  # in the environment's folder: why it was installed with --legacy-peer-deps
 
 
 def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
@@ -120,6 +132,7 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         ro_paths=tuple(dict.fromkeys([str(d), _toolroot(npm), _toolroot(node)])),
         links={"node_modules": str(d / "node_modules")},
         describe=f"node_modules {d} ({step}, offline)",
+        notes=[(d / PEER_NOTE).read_text()] if (d / PEER_NOTE).is_file() else [],
     )
 
 

@@ -217,6 +217,43 @@ def test_a_node_test_project_with_a_failing_base_test_gets_the_broken_test_named
     assert not any("Tests not" in n for n in data["notes"]), data["notes"]
 
 
+def _packed(tmp_path: Path, name: str, manifest: dict) -> str:
+    """A local npm package tarball (`npm pack`): installed as a real package, peer checks and all."""
+    d = tmp_path / "pkgs" / name
+    d.mkdir(parents=True)
+    (d / "package.json").write_text(json.dumps({"name": name, "version": "1.0.0", **manifest}))
+    subprocess.run(["npm", "pack", "-q"], cwd=d, check=True, capture_output=True, timeout=120)
+    return f"file:{d / f'{name}-1.0.0.tgz'}"
+
+
+@needs_bwrap
+def test_conflicting_peer_dependencies_install_with_npm_6_rules_and_say_so(make_repo, tmp_path, monkeypatch):
+    """npm 7+ refuses (ERESOLVE) an old tree whose devDependencies' peers conflict; the environment is
+    installed again with --legacy-peer-deps, the tests run, and a note says how it was installed."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node/npm not installed")
+    dev = {
+        "plugin": _packed(tmp_path, "plugin", {"peerDependencies": {"host": "^2.0.0"}}),
+        "host": _packed(tmp_path, "host", {}),
+    }
+    pkg = {
+        "name": "calc",
+        "version": "1.0.0",
+        "scripts": {"test": "node --test test/"},
+        "devDependencies": dev,
+    }
+    calc = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
+    repo = make_repo(
+        {"package.json": json.dumps(pkg), "test/calc.test.js": NODE_TESTS, "calc.js": calc},
+        {"calc.js": calc.replace("a + b", "a - b")},
+    )
+    data = _review(repo, tmp_path, monkeypatch)
+    assert any(f["rule_id"] == "tests/broken" for f in data["findings"]), data
+    peer = [n for n in data["notes"] if "--legacy-peer-deps" in n]
+    assert len(peer) == 1 and "ERESOLVE" in peer[0], data["notes"]
+    assert not any("Tests not" in n for n in data["notes"]), data["notes"]
+
+
 PNPM_LOCK = """lockfileVersion: '9.0'
 
 settings:
