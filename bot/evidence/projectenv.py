@@ -49,6 +49,7 @@ from .envbase import (  # noqa: F401  (the builders' shared names, importable fr
     run_build,
 )
 from .pininstall import NEWER_PYTEST, built_info, newer_pytest
+from .runners import ANSI
 
 FIX = (
     "set `test_command` (e.g. `uv run pytest`, `tox -e py312`) or `tests.python` (an interpreter with the "
@@ -287,7 +288,7 @@ def unusable(run: Any) -> str | None:
         return None
     if run.timed_out:  # a base that never finished is no baseline either (unless tests already failed)
         return None if run.passed or run.bad else f"timed out after {run.seconds:.0f}s"
-    out = run.output
+    out = ANSI.sub("", run.output)  # a colour code quoted in a note shows as `[90m`
 
     if run.returncode in (126, 127):
         return f"the test command did not start ({first_error(out) or _last_line(out) or 'not found'})"

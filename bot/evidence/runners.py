@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colour and cursor codes in a runner's output
 
 
 def parse_js(out: str) -> dict[str, object] | None:
     """Counts and failing test names from mocha / node --test / vitest output; None when it is none."""
-    out = _ANSI.sub("", out)
+    out = ANSI.sub("", out)
     for parse in (_vitest, _tap, _node_spec, _mocha_spec):
         got = parse(out)
         if got is not None:
@@ -140,7 +140,7 @@ def assertion(out: str, test: str) -> str:
     """What `test` asserted when it failed, quoted from the runner's own report ("" when not found):
     pytest's `E` lines, go's `file_test.go:8: …` lines, jest's and vitest's expectation, mocha's and
     node's assertion message."""
-    out = _ANSI.sub("", out)
+    out = ANSI.sub("", out)
     finders = (_pytest_assertion, _go_assertion, _node_tap_assertion, _node_spec_assertion, _mocha_assertion)
     for find in (*finders, _after_title):
         got = find(out, test)

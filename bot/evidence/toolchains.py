@@ -11,11 +11,12 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..config import Config
 from ..progress import Progress
-from . import layouts, nodepm
+from . import datebound, layouts, nodepm
 from .envbase import (
     SANDBOX_PATH,
     EnvError,
@@ -44,7 +45,8 @@ def build_toolchain(
         raise EnvError(
             f"`{tc.tool}` is not installed here (a {tc.kind} project); install it or set test_command"
         )
-    key = file_hash(read, tc.lockfiles, tc.kind, _version(tool))
+    before = _npm_bound(read, repo, base_sha) if tc.kind == "node" else None
+    key = file_hash(read, tc.lockfiles, tc.kind, _version(tool), *([before] if before else []))
     d = env_dir / f"{tc.kind}-{key}"
     with locked(d):
         if not ready(d):
@@ -56,6 +58,8 @@ def build_toolchain(
                 tree = export_tree(repo, base_sha, Path(tmp) / "base")
                 if tc.kind == "go":  # each module's dependencies (modules below the root: each of them)
                     _go_fetch(tool, tree, d, cfg.tests.build_timeout, _go_dirs(argv))
+                elif tc.kind == "node":
+                    _node_fetch(tool, tree, d, cfg.tests.build_timeout, before)
                 else:
                     _FETCH[tc.kind](tool, tree, d, cfg.tests.build_timeout)
             mark_ready(d, {"kind": tc.kind, "lockfiles": list(tc.lockfiles)})
@@ -78,7 +82,22 @@ def _toolroot(tool: str) -> str:
 # ---------------------------------------------------------------- node
 
 
-def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
+def _npm_bound(read: layouts.Reader, repo: Path, base_sha: str) -> str | None:
+    """For a tree npm installs without a lockfile, the base commit's time when it is over
+    datebound.STALE old: `npm install --before` it resolves the releases its tests ran with then (an
+    unlocked 2020 tree gets TypeScript 4.0, not a 4.9 whose stricter checks stop its `tsc` step before
+    any test runs: a yargs-parser tuning commit). None for a locked tree, another manager, a fresh one."""
+    if any(read(n) is not None for n in ("package-lock.json", "npm-shrinkwrap.json")):
+        return None
+    if nodepm.manager(read).name != "npm":
+        return None
+    when = datebound.commit_time(repo, base_sha)
+    if when is None or when > datetime.now(datebound.UTC) - datebound.STALE:
+        return None
+    return (when.astimezone(datebound.UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _node_fetch(npm: str, tree: Path, d: Path, timeout: float, before: str | None = None) -> None:
     pm = nodepm.manager(lambda p: (tree / p).read_text() if (tree / p).is_file() else None)
     if pm.name != "npm":  # pnpm or yarn 1: the project's own manager and lockfile
         nodepm.fetch(npm, pm, tree, d, timeout)
@@ -86,6 +105,11 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
         ci = (tree / "package-lock.json").exists() or (tree / "npm-shrinkwrap.json").exists()
         step = ["ci"] if ci else ["install"]
         argv = [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+        if before and not ci:
+            argv.append(f"--before={before}")
+            (d / BOUND_NOTE).write_text(
+                f"no lockfile: the npm packages as released up to {before[:10]} (the base commit's date)"
+            )
         env = {"npm_config_cache": str(d / "npm-cache")}
         try:
             run_build(argv, cwd=tree, timeout=timeout, env=env)
@@ -111,6 +135,7 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float) -> None:
 
 
 PEER_NOTE = "peer-deps-note"  # in the environment's folder: why it was installed with --legacy-peer-deps
+BOUND_NOTE = "bound-note"  # ... and up to which date its packages were resolved
 
 
 def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
@@ -132,7 +157,7 @@ def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:
         ro_paths=tuple(dict.fromkeys([str(d), _toolroot(npm), _toolroot(node)])),
         links={"node_modules": str(d / "node_modules")},
         describe=f"node_modules {d} ({step}, offline)",
-        notes=[(d / PEER_NOTE).read_text()] if (d / PEER_NOTE).is_file() else [],
+        notes=[(d / n).read_text() for n in (BOUND_NOTE, PEER_NOTE) if (d / n).is_file()],
     )
 
 

@@ -253,6 +253,11 @@ def test_a_base_run_that_tested_nothing_is_unusable_with_its_first_error():
     assert projectenv.unusable(tr(5, "no tests ran in 0.01s\n")).startswith("collection failed")
     assert "did not start" in projectenv.unusable(tr(127, "env: 'pytest': No such file or directory\n"))
     assert projectenv.unusable(tr(1, "FAILED t::a\n1 failed, 3 passed in 1s", passed=3, failed=1)) is None
+    tsc = "Found 3 errors in the same file, starting at: lib/p.ts\x1b[90m:665\x1b[0m\n"
+    assert (
+        projectenv.unusable(tr(1, tsc))
+        == "no test ran (exit code 1: Found 3 errors in the same file, starting at: lib/p.ts:665)"
+    )
     assert projectenv.unusable(tr(0, "4 passed", passed=4)) is None
     slow = TestRun(("pytest",), -9, timed_out=True, seconds=5.0)
     assert projectenv.unusable(slow) == "timed out after 5s"

@@ -5,6 +5,7 @@ terms, npm's error whole, and Go modules below the root found."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from bot.evidence.breakage import compare
 from bot.evidence.detect import detect_command
 from bot.evidence.envbase import first_build_error
 from bot.evidence.testrun import TestRun, parse_output
-from bot.evidence.toolchains import _go_argv
+from bot.evidence.toolchains import _go_argv, _npm_bound
 
 DATA = Path(__file__).parent.parent / "data" / "runners"
 STRICT = "Expected values to be strictly equal: -1 !== 5"
@@ -252,6 +253,34 @@ def test_conflicting_peer_dependencies_install_with_npm_6_rules_and_say_so(make_
     peer = [n for n in data["notes"] if "--legacy-peer-deps" in n]
     assert len(peer) == 1 and "ERESOLVE" in peer[0], data["notes"]
     assert not any("Tests not" in n for n in data["notes"]), data["notes"]
+
+
+def _commit_at(tmp_path: Path, when: str | None) -> tuple[Path, str]:
+    repo = tmp_path / "dated"
+    repo.mkdir(parents=True)
+    env = {**os.environ, **({"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when} if when else {})}
+    for cmd in (
+        ["init", "-q"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return repo, sha.stdout.strip()
+
+
+def test_an_old_unlocked_npm_tree_installs_the_releases_of_its_date(tmp_path):
+    """No lockfile and a base commit from 2020: `npm install --before` the day after it (what its tests
+    ran with then); a lockfile, another package manager or a recent commit: no bound."""
+    repo, sha = _commit_at(tmp_path, "2020-09-19T21:15:17-07:00")
+    files = {"package.json": '{"devDependencies": {"typescript": "^4.0.0"}}'}
+    assert _npm_bound(files.get, repo, sha) == "2020-09-21T04:15:17Z"
+    locked = {**files, "package-lock.json": "{}"}
+    assert _npm_bound(locked.get, repo, sha) is None
+    pnpm = {**files, "pnpm-lock.yaml": "lockfileVersion: '9.0'\n"}
+    assert _npm_bound(pnpm.get, repo, sha) is None
+    assert _npm_bound(files.get, repo, "0" * 40) is None  # no such commit: no bound
+    fresh, now = _commit_at(tmp_path / "new", None)
+    assert _npm_bound(files.get, fresh, now) is None
 
 
 PNPM_LOCK = """lockfileVersion: '9.0'
