@@ -111,7 +111,8 @@ def resolve(
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
     project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
-    venv gets the test requirements without their versions.
+    venv gets the test requirements without their versions; an unlocked npm tree, the releases of the
+    base commit's date.
 
     Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
     such as an incremental review's last head is the PR author's commit and never reaches the host)."""
@@ -197,7 +198,7 @@ def _resolve(
     if tc is not None and sandbox_name != "docker":
         from .toolchains import build_toolchain
 
-        return build_toolchain(tc, argv, read, env_dir, cfg, progress, repo, base_sha)
+        return build_toolchain(tc, argv, read, env_dir, cfg, progress, repo, base_sha, dated=unpinned)
     return ProjectEnv("detected", tuple(argv), describe="detected command, run as is")
 
 

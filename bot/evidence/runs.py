@@ -19,7 +19,7 @@ from ..progress import Progress, Quiet
 from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
-from . import datebound, envnotes, flaky, projectenv
+from . import datebound, envnotes, flaky, projectenv, toolchains
 from .breakage import Breakage, breakage_finding, compare, localize
 from .detect import detect_at, none_found, tree_files
 from .pininstall import failing_pin, pins_versions
@@ -113,7 +113,8 @@ def run_tests(
         pinned = pins_versions(_requirements(env)) and not any("without their pins" in n for n in env.notes)
         broke = why is not None and why.startswith(("collection failed", "no test ran"))  # not a timeout
         dated = not pinned and broke and datebound.narrows(repo, change.base_sha)
-        if why is not None and env.kind == "built" and (pinned or dated):  # installs, does not run
+        npm_dated = broke and env.kind == "toolchain" and argv[:1] == ["npm"] and _npm_stale(repo, change)
+        if why is not None and ((env.kind == "built" and (pinned or dated)) or npm_dated):  # installs, no run
             retried = _unpinned(argv, change, cfg, runner, base, env, env_dir, hook, progress)
             if isinstance(retried, str):  # that did not run either: said, with the first run's reason
                 notes.append(retried)
@@ -196,17 +197,15 @@ def _unpinned(
     retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True)
     pinned = pins_versions(_requirements(env))
     how = "without their pins" if pinned else "as released at the base commit"
+    what = "the npm packages" if argv[:1] == ["npm"] else "the test requirements"
     if retried.error is not None:
-        return f"Test environment: rebuilding the test requirements {how} failed too ({retried.error[:200]})."
+        return f"Test environment: rebuilding {what} {how} failed too ({retried.error[:200]})."
     sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)
     again = TestRunner(sandbox, argv, runner.timeout, runner.cache_dir, env=retried)
     unpinned_base = again.at_commit(change.workdir, change.base_sha, hook)
     still = projectenv.unusable(unpinned_base)
     if still is not None:
-        return (
-            f"Test environment: with the test requirements installed {how} the tests did not run either "
-            f"({still})."
-        )
+        return f"Test environment: with {what} installed {how} the tests did not run either ({still})."
     why = projectenv.unusable(base)
     pin = failing_pin(base.output, _requirements(env))
     bounded = next(  # the date the unpinned resolution was bounded by (datebound.py), if any
@@ -217,6 +216,16 @@ def _unpinned(
         ),
         "",
     )
+    npm = next(
+        (
+            n.removeprefix(toolchains.BOUND_PREFIX)
+            for n in retried.notes
+            if n.startswith(toolchains.BOUND_PREFIX)
+        ),
+        "",
+    )
+    if npm:
+        bounded = f"as released up to {npm}"
     if not pinned:  # nothing pinned: today's releases, then the base's date's
         return (
             retried,
@@ -224,7 +233,7 @@ def _unpinned(
             unpinned_base,
             sandbox,
             (
-                "Test environment: the tests did not run with today's releases of the test requirements "
+                f"Test environment: the tests did not run with today's releases of {what} "
                 f"({why}); installed them {bounded or 'as released at the base commit'} instead."
             ),
         )
@@ -235,6 +244,12 @@ def _unpinned(
         + (f", {bounded}." if bounded else ".")
     )
     return retried, again, unpinned_base, sandbox, note
+
+
+def _npm_stale(repo: Path, change: ChangeRequest) -> bool:
+    """An unlocked npm tree whose base is old enough for its date's releases to differ (npm_bound)."""
+    sha = change.env_source.sha
+    return toolchains.npm_bound(lambda p: git.show(repo, sha, p), repo, sha) is not None
 
 
 def _requirements(env: projectenv.ProjectEnv) -> list[str]:

@@ -39,13 +39,16 @@ def build_toolchain(
     progress: Progress,
     repo: Path,
     base_sha: str,
+    dated: bool = False,
 ) -> ProjectEnv:
+    """The toolchain's environment; `dated`: an unlocked npm tree's packages as released at the base
+    commit's date (npm_bound), the retry after today's releases did not run its tests."""
     tool = shutil.which(tc.tool)
     if tool is None:
         raise EnvError(
             f"`{tc.tool}` is not installed here (a {tc.kind} project); install it or set test_command"
         )
-    before = _npm_bound(read, repo, base_sha) if tc.kind == "node" else None
+    before = npm_bound(read, repo, base_sha) if tc.kind == "node" and dated else None
     key = file_hash(read, tc.lockfiles, tc.kind, _version(tool), *([before] if before else []))
     d = env_dir / f"{tc.kind}-{key}"
     with locked(d):
@@ -82,11 +85,13 @@ def _toolroot(tool: str) -> str:
 # ---------------------------------------------------------------- node
 
 
-def _npm_bound(read: layouts.Reader, repo: Path, base_sha: str) -> str | None:
-    """For a tree npm installs without a lockfile, the base commit's time when it is over
+def npm_bound(read: layouts.Reader, repo: Path, base_sha: str) -> str | None:
+    """For a tree npm installs without a lockfile, the day after the base commit when that is over
     datebound.STALE old: `npm install --before` it resolves the releases its tests ran with then (an
     unlocked 2020 tree gets TypeScript 4.0, not a 4.9 whose stricter checks stop its `tsc` step before
-    any test runs: a yargs-parser tuning commit). None for a locked tree, another manager, a fresh one."""
+    any test runs: a yargs-parser tuning commit). None for a locked tree, another manager, a fresh one.
+    Only a retry: `--before` needs each package's release times, and a registry or an old package
+    without them fails the whole install (ETARGET), so today's releases are tried first."""
     if any(read(n) is not None for n in ("package-lock.json", "npm-shrinkwrap.json")):
         return None
     if nodepm.manager(read).name != "npm":
@@ -107,9 +112,7 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float, before: str | Non
         argv = [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
         if before and not ci:
             argv.append(f"--before={before}")
-            (d / BOUND_NOTE).write_text(
-                f"no lockfile: the npm packages as released up to {before[:10]} (the base commit's date)"
-            )
+            (d / BOUND_NOTE).write_text(f"{BOUND_PREFIX}{before[:10]} (the day after the base commit)")
         env = {"npm_config_cache": str(d / "npm-cache")}
         try:
             run_build(argv, cwd=tree, timeout=timeout, env=env)
@@ -136,6 +139,7 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float, before: str | Non
 
 PEER_NOTE = "peer-deps-note"  # in the environment's folder: why it was installed with --legacy-peer-deps
 BOUND_NOTE = "bound-note"  # ... and up to which date its packages were resolved
+BOUND_PREFIX = "the npm packages as released up to "
 
 
 def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:

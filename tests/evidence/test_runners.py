@@ -22,7 +22,7 @@ from bot.evidence.breakage import compare
 from bot.evidence.detect import detect_command
 from bot.evidence.envbase import first_build_error
 from bot.evidence.testrun import TestRun, parse_output
-from bot.evidence.toolchains import _go_argv, _npm_bound
+from bot.evidence.toolchains import _go_argv, npm_bound
 
 DATA = Path(__file__).parent.parent / "data" / "runners"
 STRICT = "Expected values to be strictly equal: -1 !== 5"
@@ -269,18 +269,18 @@ def _commit_at(tmp_path: Path, when: str | None) -> tuple[Path, str]:
 
 
 def test_an_old_unlocked_npm_tree_installs_the_releases_of_its_date(tmp_path):
-    """No lockfile and a base commit from 2020: `npm install --before` the day after it (what its tests
-    ran with then); a lockfile, another package manager or a recent commit: no bound."""
+    """No lockfile and a base commit from 2020: the retry installs `--before` the day after it (what its
+    tests ran with then); a lockfile, another package manager or a recent commit: no bound."""
     repo, sha = _commit_at(tmp_path, "2020-09-19T21:15:17-07:00")
     files = {"package.json": '{"devDependencies": {"typescript": "^4.0.0"}}'}
-    assert _npm_bound(files.get, repo, sha) == "2020-09-21T04:15:17Z"
+    assert npm_bound(files.get, repo, sha) == "2020-09-21T04:15:17Z"
     locked = {**files, "package-lock.json": "{}"}
-    assert _npm_bound(locked.get, repo, sha) is None
+    assert npm_bound(locked.get, repo, sha) is None
     pnpm = {**files, "pnpm-lock.yaml": "lockfileVersion: '9.0'\n"}
-    assert _npm_bound(pnpm.get, repo, sha) is None
-    assert _npm_bound(files.get, repo, "0" * 40) is None  # no such commit: no bound
+    assert npm_bound(pnpm.get, repo, sha) is None
+    assert npm_bound(files.get, repo, "0" * 40) is None  # no such commit: no bound
     fresh, now = _commit_at(tmp_path / "new", None)
-    assert _npm_bound(files.get, fresh, now) is None
+    assert npm_bound(files.get, fresh, now) is None
 
 
 PNPM_LOCK = """lockfileVersion: '9.0'
