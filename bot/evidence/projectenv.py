@@ -111,8 +111,7 @@ def resolve(
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
     project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
-    venv gets the test requirements without their versions; an unlocked npm tree, the releases of the
-    base commit's date.
+    venv's test requirements without their versions; an unlocked npm tree's releases of the base's date.
 
     Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
     such as an incremental review's last head is the PR author's commit and never reaches the host)."""
@@ -290,7 +289,6 @@ def unusable(run: Any) -> str | None:
     if run.timed_out:  # a base that never finished is no baseline either (unless tests already failed)
         return None if run.passed or run.bad else f"timed out after {run.seconds:.0f}s"
     out = ANSI.sub("", run.output)  # a colour code quoted in a note shows as `[90m`
-
     if run.returncode in (126, 127):
         return f"the test command did not start ({first_error(out) or _last_line(out) or 'not found'})"
     imp = _IMPORT.search(out)

@@ -945,7 +945,7 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
         {"tests/test_m.py": t0, "tests/test_n.py": "K = 1\n\n\ndef test_d():\n    pass\n", "m.py": "A = 1\n"},
         {"tests/test_m.py": t1, "tests/test_n.py": "K = 2\n\n\ndef test_d():\n    pass\n", "m.py": "A = 2\n"},
     )
-    from bot.evidence.behaviour.callables import changed_test_files, changed_tests
+    from bot.evidence.behaviour.testfiles import changed_test_files, changed_tests
 
     diff = parse(_diff(repo))
     tests = changed_test_files(

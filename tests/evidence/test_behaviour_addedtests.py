@@ -11,7 +11,7 @@ from bot.change.diff import parse as parse_diff
 from bot.evidence.behaviour import addedtests, judge
 from bot.evidence.behaviour.accounts import Words
 from bot.evidence.behaviour.addedtests import AddedTest
-from bot.evidence.behaviour.callables import changed_test_files
+from bot.evidence.behaviour.testfiles import changed_test_files
 
 from .test_behaviour import _diff_of, _review_json, needs_bwrap
 

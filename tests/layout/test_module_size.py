@@ -16,7 +16,7 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/prereview_trace.py": 442,
     "bot/config.py": 502,
     "bot/evidence/behaviour/judge.py": 433,
-    "bot/evidence/behaviour/callables.py": 466,
+    "bot/evidence/behaviour/callables.py": 419,
     "bot/evidence/behaviour/engine.py": 411,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 302,

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .callables import Changed, ChangedTestFile
+from .callables import Changed
+from .testfiles import ChangedTestFile
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class AddedTest:
 
 def added_tests(tests: tuple[ChangedTestFile, ...]) -> tuple[AddedTest, ...]:
     """Test functions (named test*) defined at head in the change's Python test files (`tests`:
-    callables.changed_test_files) and not at base."""
+    testfiles.changed_test_files) and not at base."""
     out: list[AddedTest] = []
     for t in tests:
         if not t.at_head:

@@ -26,12 +26,13 @@ from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
 from . import accounts, addedtests, compare, generate, harness, judge, objects, replays, said, seeded, steer
-from .callables import Changed, ChangedTests, Reader, changed_callables, changed_test_files, changed_tests
+from .callables import Changed, Reader, changed_callables
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
 from .headfiles import HeadFiles
 from .languages import other_language_sources
+from .testfiles import ChangedTests, changed_test_files, changed_tests
 
 ModelFactory = Callable[[], Model]
 LANGUAGES = {"python": (".py",)}  # the seam: JS/TS (".js", ".ts") and Go (".go") are not covered yet
@@ -71,15 +72,13 @@ class BehaviourEvidence:
         stage.targets += reached_callables(
             diff, read_head, stage.files.package, is_test=is_test_path, changed=stage.targets
         )
-        tests = changed_test_files(diff, read_base, read_head, is_test_path)
+        tests = changed_test_files(diff, read_base, read_head, is_test_path)  # parsed once for both uses
         stage.edited_tests = changed_tests(diff, tests)
-        others = other_language_sources(diff)
-        if others:
+        if others := other_language_sources(diff):
             stage.skipped.append(f"{len(others)} JavaScript/TypeScript/Go file(s) (only Python so far)")
         if not stage.targets and not stage.skipped:
             return None
-        added = addedtests.added_tests(tests)
-        stage.words = accounts.gather(change, diff, added)
+        stage.words = accounts.gather(change, diff, addedtests.added_tests(tests))
         stage.seconds_prepare = time.monotonic() - t0
         return stage
 

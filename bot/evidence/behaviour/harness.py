@@ -20,9 +20,10 @@ from ...sandbox import Sandbox
 from ...sandbox.exchange import BACK, GIVEN, Exchange, json_lines
 from .. import testrun
 from ..projectenv import ProjectEnv, python_command
-from .callables import Changed, ChangedTests
+from .callables import Changed
 from .compare import Call
 from .generate import Input
+from .testfiles import ChangedTests
 
 SCRIPTS = (
     "prereview_probe.py",

@@ -6,7 +6,7 @@ head's tests built differently, is still compared. A constructor's half-built `s
 harness calls the class). Unpickled only inside the sandbox; the host passes the text on without reading
 it.
 
-The tests the change edits (`"edited"`: callables.ChangedTests's functions, files and folders) cannot be
+The tests the change edits (`"edited"`: testfiles.ChangedTests's functions, files and folders) cannot be
 compared as they ran, only made again on these pickles: their calls are pickled past the N, up to N more
 inputs per callable, and recorded past the tracer's `max_calls`.
 
@@ -39,7 +39,7 @@ class Pickles:
         self.in_edited = False  # whether the change edits the test running now
 
     def begin_test(self, nodeid: str) -> None:
-        """The test about to run: whether the change edits its code (callables.ChangedTests.covers)."""
+        """The test about to run: whether the change edits its code (testfiles.ChangedTests.covers)."""
         path, _, rest = nodeid.partition("::")
         qual = rest.split("[", 1)[0].replace("::", ".")
         self.in_edited = (
