@@ -21,7 +21,7 @@ from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
 from . import datebound, envnotes, flaky, projectenv, toolchains
 from .breakage import Breakage, breakage_finding, compare, localize
-from .detect import detect_at, none_found, tree_files
+from .detect import detect_command, none_found, tree_files
 from .pininstall import failing_pin, pins_versions
 from .testrun import RunHook, TestRun, TestRunner
 
@@ -74,9 +74,10 @@ def run_tests(
     repo = change.workdir
     if repo is None or not cfg.tests.enabled:
         return TestRuns()
-    argv = detect_at(repo, change.head_sha, cfg)
+    files = tree_files(repo, change.head_sha, cfg)  # listed once: detecting, and saying what was not found
+    argv = detect_command(files, lambda p: git.show(repo, change.head_sha, p), cfg)
     if argv is None:  # said, so a review with no tests behind it never looks like one whose tests agreed
-        return TestRuns(notes=(none_found(tree_files(repo, change.head_sha, cfg)),))
+        return TestRuns(notes=(none_found(files),))
     notes: list[str] = []
     try:
         sandbox = sandbox or create_sandbox(cfg.sandbox)
@@ -208,24 +209,15 @@ def _unpinned(
         return f"Test environment: with {what} installed {how} the tests did not run either ({still})."
     why = projectenv.unusable(base)
     pin = failing_pin(base.output, _requirements(env))
-    bounded = next(  # the date the unpinned resolution was bounded by (datebound.py), if any
+    bounded = next(  # the date the rebuild was bounded by, as its note says (datebound.py, toolchains.py)
         (
-            n.removeprefix(datebound.UNPINNED_NOTE).rstrip(".")
+            n.removeprefix(prefix).rstrip(".")
             for n in retried.notes
-            if n.startswith(datebound.UNPINNED_NOTE)
+            for prefix in (datebound.UNPINNED_NOTE, toolchains.BOUND_PREFIX)
+            if n.startswith(prefix)
         ),
         "",
     )
-    npm = next(
-        (
-            n.removeprefix(toolchains.BOUND_PREFIX)
-            for n in retried.notes
-            if n.startswith(toolchains.BOUND_PREFIX)
-        ),
-        "",
-    )
-    if npm:
-        bounded = f"as released up to {npm}"
     if not pinned:  # nothing pinned: today's releases, then the base's date's
         return (
             retried,

@@ -112,7 +112,9 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float, before: str | Non
         argv = [npm, *step, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
         if before and not ci:
             argv.append(f"--before={before}")
-            (d / BOUND_NOTE).write_text(f"{BOUND_PREFIX}{before[:10]} (the day after the base commit)")
+            (d / BOUND_NOTE).write_text(
+                f"{BOUND_PREFIX}as released up to {before[:10]} (the day after the base commit)"
+            )
         env = {"npm_config_cache": str(d / "npm-cache")}
         try:
             run_build(argv, cwd=tree, timeout=timeout, env=env)
@@ -139,7 +141,7 @@ def _node_fetch(npm: str, tree: Path, d: Path, timeout: float, before: str | Non
 
 PEER_NOTE = "peer-deps-note"  # in the environment's folder: why it was installed with --legacy-peer-deps
 BOUND_NOTE = "bound-note"  # ... and up to which date its packages were resolved
-BOUND_PREFIX = "the npm packages as released up to "
+BOUND_PREFIX = "the npm packages "  # what runs._unpinned strips to say how they were installed
 
 
 def _node_run(npm: str, argv: list[str], d: Path, key: str) -> ProjectEnv:

@@ -45,7 +45,7 @@ def changed_test_files(
     """The change's Python test files (conftest.py aside), each read and parsed once per side."""
     out: list[ChangedTestFile] = []
     for f in diff.files:
-        if f.path.rpartition("/")[2] == "conftest.py" or not f.path.endswith(".py") or not is_test(f.path):
+        if _is_conftest(f) or not f.path.endswith(".py") or not is_test(f.path):
             continue
         head = (read_head(f.path) if f.status != "deleted" else "") or ""
         base = (read_base(f.old_path) if f.status != "added" else "") or ""
@@ -58,7 +58,7 @@ def changed_tests(diff: Diff, tests: tuple[ChangedTestFile, ...]) -> ChangedTest
     same diff), and the folders whose conftest.py it edits."""
     functions: set[str] = set()
     files: set[str] = set()
-    dirs = {f.path.rpartition("/")[0] for f in diff.files if f.path.rpartition("/")[2] == "conftest.py"}
+    dirs = {f.path.rpartition("/")[0] for f in diff.files if _is_conftest(f)}
     for t in tests:
         f = t.diff
         for h in f.hunks:
@@ -74,3 +74,8 @@ def changed_tests(diff: Diff, tests: tuple[ChangedTestFile, ...]) -> ChangedTest
                 else:
                     functions.add(f"{f.path}::{d.qualname.split('.<locals>', 1)[0]}")
     return ChangedTests(frozenset(functions), frozenset(files), frozenset(dirs))
+
+
+def _is_conftest(f: FileDiff) -> bool:
+    """pytest's per-folder configuration: its edits count for the folder's tests (ChangedTests.dirs)."""
+    return f.path.rpartition("/")[2] == "conftest.py"
