@@ -189,21 +189,18 @@ class PatchesConfig(_Section):
 
 
 class BehaviourConfig(_Section):
-    enabled: bool = Field(
-        True, description="Compare changed Python functions at base and head on the same inputs"
-    )
+    enabled: bool = Field(True, description="Compare changed Python functions at base and head, same inputs")
     max_calls: int = Field(40, ge=1, description="Calls generated per changed function no test reaches")
     max_traced_calls: int = Field(
-        1000,
-        ge=1,
-        description="Calls recorded per changed function in the test runs (at most 8 per test, spread out)",
+        1000, ge=1, description="Calls recorded per changed function in the test runs (at most 8 per test)"
     )
     wrapped_inputs: int = Field(4, ge=0, description="Distinct test inputs per function made again varied")
     edge_calls: int = Field(48, ge=0, description="Test calls per run made with an edge argument")
-    budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and judgement")
-    call_timeout: float = Field(
-        2.0, gt=0, description="Seconds one generated call may run before it is a hang"
+    outer_calls: int = Field(
+        60, ge=0, description="Tests' calls reaching a changed function, made again varied"
     )
+    budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and judgement")
+    call_timeout: float = Field(2.0, gt=0, description="Seconds one generated call may run before it hangs")
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
     steer: bool = Field(False, description="Let the model aim the tests' calls at the changed lines")
     seeded_calls: int = Field(24, ge=0, description="Tests' calls given the changed lines' literals")

@@ -44,6 +44,7 @@ AT_MOST_SERVER = (
     "behaviour.max_traced_calls",
     "behaviour.wrapped_inputs",
     "behaviour.edge_calls",
+    "behaviour.outer_calls",
 )
 
 

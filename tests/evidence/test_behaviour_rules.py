@@ -36,7 +36,7 @@ def test_every_row_has_an_id_severity_why_and_origin_and_ids_are_unique() -> Non
     assert len(ids) == len(set(ids)) and all(i.startswith("behaviour/") for i in ids)
     for r in rules.RULES:
         assert r.severity in SEVERITIES and r.why and r.origin and r.action in ("report", "list")
-        assert r.kind in ("plain", "wrapped", "line break", "edge", "steered")
+        assert r.kind in ("plain", "wrapped", "line break", "edge", "steered", "outer")
         assert (r.severity == "info") == (r.action == "list")
 
 

@@ -13,8 +13,8 @@ LIMIT = 300
 # module -> its length when listed; lower an entry whenever the module shrinks, never raise one
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 555,
-    "bot/evidence/behaviour/prereview_trace.py": 442,
-    "bot/config.py": 502,
+    "bot/evidence/behaviour/prereview_trace.py": 417,
+    "bot/config.py": 499,
     "bot/evidence/behaviour/judge.py": 433,
     "bot/evidence/behaviour/callables.py": 419,
     "bot/evidence/behaviour/engine.py": 411,

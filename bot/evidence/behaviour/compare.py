@@ -129,6 +129,7 @@ def from_trace(text: str) -> tuple[list[Call], dict[str, int]]:
                     args,
                     rec["result"],
                     mutated,
+                    expr=str(rec.get("expr") or ""),  # an outer call (prereview_outer.py): its own text
                     variant=variant,
                     state=state,
                     pickled=pickled,

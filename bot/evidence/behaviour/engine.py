@@ -3,8 +3,7 @@
 (intended), within a time budget.
 
 Python only for now. The language seam is `LANGUAGES`: a language contributes a way to find its changed
-callables and to run them (tracer for its test runner, harness for generated calls); JS/TS and Go would
-add entries there.
+callables and to run them (tracer for its test runner, harness for generated calls).
 """
 
 from __future__ import annotations
@@ -99,6 +98,7 @@ class BehaviourEvidence:
             max_calls=self.cfg.behaviour.max_traced_calls,
             variants=self.cfg.behaviour.wrapped_inputs,
             edges=self.cfg.behaviour.edge_calls,
+            outer=self.cfg.behaviour.outer_calls,
             replays=replays.REPLAYS_PER_CALLABLE,
             edited=self.edited_tests,
         )

@@ -31,6 +31,7 @@ SCRIPTS = (
     "prereview_variants.py",
     "prereview_frames.py",
     "prereview_pickles.py",
+    "prereview_outer.py",
     "prereview_trace.py",
     "prereview_calls.py",
     "prereview_steer.py",
@@ -58,14 +59,16 @@ def trace_hook(
     max_repr: int = 400,
     variants: int = 0,
     edges: int = 0,
+    outer: int = 0,
     replays: int = 0,
     edited: ChangedTests | None = None,
 ) -> testrun.RunHook:
     """Extras for a pytest run that record the targets' calls (at base, the head names that exist there),
     for the first `variants` inputs of each the same call with an argument varied (wrapped, with a line
-    break, and `edges` times per run at an edge of its type), and for the first `replays` the call's
-    arguments pickled, to be made again at the other side (see the plugin); calls in the `edited` tests
-    are recorded and pickled past those caps (they are compared only made again)."""
+    break, and `edges` times per run at an edge of its type; the tests' outer calls that reach it, `outer`
+    calls per run), and for the first `replays` the call's arguments pickled, to be made again at the
+    other side (see the plugin); calls in the `edited` tests are recorded and pickled past those caps
+    (they are compared only made again)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -76,6 +79,8 @@ def trace_hook(
         "max_repr": max_repr,
         "variants": variants,
         "edges": edges,
+        "outer": variants if outer else 0,
+        "outer_calls": outer,
         "replays": replays,
     }
     if edited is not None:

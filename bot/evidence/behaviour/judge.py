@@ -10,10 +10,9 @@ finding on the callable's changed line, the example in its message and in `evide
 reasons, asking "is this intended?": `low`, or `medium` when blind comparisons in both orders also
 prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the model
 alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
-failing doctests and hangs/crashes count. The tests' calls made again with a varied argument
-(prereview_trace.py) and a context manager used inside itself are judged by rules alone (rules.py,
-varied.py): head failing on a wrapped or edge argument base took, letting a line break through or an
-edge past a check the change removed, or not restoring what a nesting base restored.
+failing doctests and hangs/crashes count. The tests' calls (and the tests' outer calls that reach the
+callable) made again with a varied argument (prereview_trace.py, prereview_outer.py) and a context manager
+used inside itself are judged by rules alone (rules.py, varied.py).
 """
 
 from __future__ import annotations
@@ -69,6 +68,7 @@ _HOW = {
     "edge": "`{}` at an edge of its type",
     "steered": "`{}` set to a value the model aimed at the changed lines",
     "seeded": "`{}` set to a literal of the changed lines",
+    "case": "`{}` in another letter case",
 }
 
 
@@ -77,8 +77,9 @@ def _where(d: Difference) -> str:
         return f" (an expression the model wrote from test `{d.origin}` to reach the changed lines)"
     if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x" | "seeded x"
         kind, arg = d.variant.rsplit(" ", 1)
-        how = _HOW.get(kind, "a line break at the end of `{}`").format(arg)
-        return f" (a call in test `{d.origin}`, made again with {how})"
+        how = _HOW.get(kind.removeprefix("outer "), "a line break at the end of `{}`").format(arg)
+        by = "the call that reached it" if "outer" in kind else "a call"
+        return f" ({by} in test `{d.origin}`, made again with {how})"
     if "::" in d.origin or d.origin.startswith("test"):
         return f" (in test `{d.origin}`)"
     return {
@@ -91,8 +92,7 @@ def _where(d: Difference) -> str:
 
 
 def _sentence(d: Difference, first: bool = True) -> str:
-    then = " before this change" if first else ""
-    return f"`{d.call}` {_was(d)}{then} and now {_now(d)}{_where(d)}"
+    return f"`{d.call}` {_was(d)}{' before this change' if first else ''} and now {_now(d)}{_where(d)}"
 
 
 def _was(d: Difference) -> str:
@@ -162,7 +162,7 @@ def _examples(diffs: Sequence[Difference]) -> list[Example]:
     return [
         Example(d.callable, d.call, d.origin, d.args, d.base, d.replay, d.before)
         for d in diffs
-        if not d.call.startswith(">>>")
+        if not d.call.startswith(">>>") and not d.variant.startswith("outer ")  # not calls of `callable`
     ]
 
 
@@ -191,7 +191,7 @@ def judge(
         out.seconds_model += more.seconds_model
     # the tests' calls made again with an argument varied: a finding only where none as severe was made
     # already (a rule's oracle outranks the model's low "is this intended?", which it then replaces)
-    for kind in ("line break", "wrapped", "edge"):
+    for kind in ("line break", "wrapped", "edge", "outer"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
             if not (rule.oracle and varied) or _strongest(out) >= severity_rank(rule.severity):

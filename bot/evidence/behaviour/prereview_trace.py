@@ -35,6 +35,10 @@ Edge variants (`"edges": M` calls per run, same first N inputs): one argument at
 with the inputs its author thought of; the regressions they miss are often one step away. A variant's
 generator is run in the child (its first items, or what it raises): it fails on iteration, not the call.
 
+Outer variants (`"outer": N` inputs per callable, `"outer_calls": M` forked calls per run): the test's
+own call of a project function that reached a target, made again after the test with a plain argument
+varied (prereview_outer.py).
+
 Replays (`"replays": N`, and `"edited"`: the tests the change edits): the arguments of the first N
 distinct inputs per callable pickled, to be made again at the other side (prereview_pickles.py); the
 calls of edited tests are recorded past `max_calls`.
@@ -48,11 +52,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import select
-import signal
 import sys
-import time
-import warnings
 from typing import Any
 
 import prereview_fork as fork
@@ -60,6 +60,7 @@ import prereview_probe as probe
 from prereview_frames import arguments as _arguments
 from prereview_frames import call_of as _call_of
 from prereview_frames import resumed as _resumed
+from prereview_outer import Outer
 from prereview_pickles import Pickles
 from prereview_variants import KINDS, drained
 
@@ -94,6 +95,7 @@ class Recorder:
         self.n_edges = 0
         self.hung = 0  # children killed at variant_timeout; at MAX_HUNG no more variants are made
         self.pickles = Pickles(spec)
+        self.outer = Outer(spec, _ROOT, self.variant_timeout)
 
     def begin_test(self, nodeid: str) -> None:
         self.test = nodeid
@@ -142,6 +144,7 @@ class Recorder:
                 "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
             self.pickles.add(frame, key, self._open[id(frame)])
+            self.outer.note(frame, key, self.test)
             if self.variants and (self.n_variants < self.max_variants or self.n_edges < self.max_edges):
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:
@@ -206,65 +209,36 @@ class Recorder:
         if outcome is None:
             return
         self.seq += 1
-        rec = {"callable": key, "args": shown, "variant": variant, **outcome}
+        self._keep({"callable": key, "args": shown, "variant": variant, **outcome})
+
+    def _keep(self, rec: dict[str, Any]) -> None:
         sig = json.dumps(rec, sort_keys=True)
         self.records.setdefault(sig, {**rec, "at": []})["at"].append((self.test, self.seq))
+
+    def after_test(self) -> None:
+        """The test's outer calls made again varied (prereview_outer.py), now that it has run."""
+        for rec in self.outer.run():
+            self.seq += 1
+            self._keep(rec)
 
     def _forked(
         self, fn: Any, pos: list[Any], kw: dict[str, Any], watched: dict[str, Any]
     ) -> dict[str, Any] | None:
         """{"result", "mutated"} of fn(*pos, **kw) run in a forked child; None if it hung or died."""
-        before = {n: probe.safe_repr(v, _ROOT, self.limit) for n, v in watched.items()}
-        offsets = fork.offsets()
-        r, w = os.pipe()
-        with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process (a test may error)
-            warnings.simplefilter("ignore")
-            pid = os.fork()
-        if pid == 0:  # the child: never returns
-            try:
-                os.close(r)
-                fork.isolate(w, self.variant_timeout)
-                try:
-                    result = probe.return_record(drained(fn(*pos, **kw)), _ROOT, self.limit)
-                except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
-                    result = probe.exception_record(exc, _ROOT, self.limit)
-                mutated = {}
-                for n, v in watched.items():
-                    after = probe.safe_repr(v, _ROOT, self.limit)
-                    if after != before[n]:
-                        mutated[n] = after
-                data = json.dumps({"result": result, "mutated": mutated}).encode()
-                while data:
-                    data = data[os.write(w, data) :]
-            finally:
-                os._exit(0)
-        os.close(w)
-        chunks, deadline = [], time.monotonic() + self.variant_timeout
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([r], [], [], left)[0]:
-                    self.hung += 1
-                    if self.hung >= MAX_HUNG:  # a run's variants may not cost the test run more than this
-                        self.variants = 0
-                    break
-                chunk = os.read(r, 65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(r)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            os.waitpid(pid, 0)
-            fork.restore(offsets)
-        try:
-            out = json.loads(b"".join(chunks))
-        except ValueError:
-            return None  # it hung or died before writing
-        return out if isinstance(out, dict) and "result" in out else None
+        out, hung = fork.call_in_child(fn, pos, kw, watched, self.variant_timeout, *self._shown())
+        self.hung += hung
+        if self.hung >= MAX_HUNG:  # a run's variants may not cost the test run more than this
+            self.variants = 0
+        return out
+
+    def _shown(self, limit: int = 0) -> tuple[Any, Any, Any]:
+        """How a child's outcome is recorded: its result (a generator drained), an exception, a repr."""
+        n = limit or self.limit
+        return (
+            lambda v: probe.return_record(drained(v), _ROOT, n),
+            lambda e: probe.exception_record(e, _ROOT, n),
+            lambda v: probe.safe_repr(v, _ROOT, n),
+        )
 
     def on_end(self, frame: Any, result: dict[str, Any]) -> None:
         rec = self._open.pop(id(frame), None)
@@ -429,6 +403,7 @@ try:
         finally:
             if src is not None:
                 src.off()
+                _STATE["rec"].after_test()
 
 except ImportError:  # loaded outside pytest (the harness imports only prereview_probe)
     pass

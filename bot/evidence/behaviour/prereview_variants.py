@@ -126,9 +126,26 @@ def edges(value: Any) -> list[Any] | None:
     return out or None
 
 
+def cased(value: Any) -> list[Any] | None:
+    """A str or bytes argument in lower and in upper case, those that differ from it (None for other
+    values, or when no letter changes): keywords, header and host names, schemes and hex digits are read
+    the same in either case, and code that compares them exactly stops doing so."""
+    if type(value) not in (str, bytes) or not value:
+        return None
+    out = [v for v in (value.lower(), value.upper()) if v != value]
+    return out or None
+
+
 # (label, the values an argument is varied to, None when none): the tracer's kinds of variant, in order
 KINDS = (
     ("wrapped", lambda v: _one(wrap(v))),
+    ("line break", lambda v: _one(line_broken(v))),
+    ("edge", edges),
+)
+
+# the kinds a test's outer call (prereview_outer.py) is varied by: its arguments are plain data
+OUTER_KINDS = (
+    ("case", cased),
     ("line break", lambda v: _one(line_broken(v))),
     ("edge", edges),
 )

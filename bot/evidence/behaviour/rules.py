@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from . import varied
 from .callables import Changed
 from .compare import Difference
 from .oracles import (
@@ -48,6 +49,7 @@ class Rule:
     action: str = "report"  # "report" | "list"
     kind: str = "plain"  # the differences it sees: "plain" | "wrapped" (argument in a proxy) | "line break"
     # | "edge" (an argument at an edge of its type) | "steered" (an argument the model aimed at the change)
+    # | "outer" (the test's call of a function that reaches it, made again with an argument varied)
     show: int = 2  # examples shown in the finding
     category: str = "bug"
     cwe: str | None = None
@@ -256,6 +258,29 @@ RULES: tuple[Rule, ...] = (
         "chose from the diff",
         general=True,
         kind="steered",
+    ),
+    Rule(
+        "behaviour/outer-failure",
+        "medium",
+        edge_failure,
+        "A test's call of the function that reaches it, made again with one argument varied (another letter "
+        "case, a line break at its end, an edge of its type), returned before this change and fails now.",
+        "general oracle: a new exception on an input one step from the tests' own, given to the public "
+        "function the test called (the changed callable's own arguments are objects it built)",
+        general=True,
+        kind="outer",
+    ),
+    Rule(
+        "behaviour/outer-invariance",
+        "medium",
+        varied.lost_invariance,
+        "Before this change that variation of the test's input gave the same result as the input itself "
+        "(up to the variation); now it gives another one: the result depends on something it ignored.",
+        "general oracle (metamorphic testing): a result invariant under letter case, a final line break or "
+        "an edge value at base is not at head, on the tests' own public calls; letter case was suggested "
+        "by the tuning case sqlparse 111b35c (function grouping lost for a lowercase `as`)",
+        general=True,
+        kind="outer",
     ),
     Rule(
         "behaviour/new-callable",

@@ -84,3 +84,32 @@ def lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
         return _deliberate(c, d.base, "base")
 
     return clearest([d for d in diffs if one(d)])
+
+
+def _told(r: dict[str, Any], kind: str) -> tuple[Any, ...]:
+    """An outcome, with what the variant changed in the input taken out: letter case for "case", line
+    breaks for "line break" (in a repr they are the escapes `\\n`, `\\r`), nothing for an edge."""
+    text = str(r.get("repr") if r.get("kind") == "return" else r.get("message") or "")
+    if kind == "case":
+        text = text.casefold()
+    elif kind == "line break":
+        text = re.sub(r"(\\r)?\\n", "", text)
+    return (r.get("kind"), r.get("type"), text)
+
+
+def lost_invariance(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
+    """A test's outer call made again varied (prereview_outer.py): at base it gave the same result as
+    the call the test made (up to what the variant changed: `parse("x as y")` is `parse("x AS y")` in
+    lower case), at head it does not, while the call the test made gives one result at both sides. The
+    change made the result depend on an aspect of the input it ignored before."""
+
+    def one(d: Difference) -> bool:
+        kind = d.variant.split(" ", 1)[1].rsplit(" ", 1)[0] if d.variant.startswith("outer ") else ""
+        was, now = d.base.get("unvaried"), d.head.get("unvaried")
+        if not kind or not isinstance(was, dict) or not isinstance(now, dict):
+            return False
+        if _told(was, "") != _told(now, ""):
+            return False
+        return _told(d.base, kind) == _told(was, kind) and _told(d.head, kind) != _told(now, kind)
+
+    return clearest([d for d in diffs if one(d)])

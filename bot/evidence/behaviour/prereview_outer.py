@@ -1,0 +1,209 @@
+"""The tests' outer calls, made again varied (the tracer's, prereview_trace.py).
+
+A test calls the project's own function with data it wrote (`parse("select …")`), and that function
+reaches a changed callable with objects it built (`group_functions(token_list)`). The changed callable's
+arguments are then objects no variant can vary; the outer call's are plain data: str, bytes, numbers,
+lists, dicts. So for the first few distinct outer inputs per changed callable, after the test ran, the
+outer call is made again in a forked child (prereview_fork.py): once as the test made it, then with one
+plain argument varied (prereview_variants.OUTER_KINDS: in another letter case, with a line break at its
+end, at an edge of its type). Base and head make the same calls, and what each returns is compared whole:
+its repr, with the public fields of the objects in it shown even where their class has a `__repr__` of
+its own (a parse tree's repr shows its text, not how it was grouped). Each record is the changed
+callable's, with the outer call as its text (`expr`) and the unvaried call's result beside it
+(`result["unvaried"]`), so a result that ignored an aspect of the input at base and depends on it at head
+can be told (varied.py `lost_invariance`).
+
+Only a module-level function of the project (not a test file, not an installed package) called from the
+test's own file is an outer call, and only one whose arguments are all plain data: nothing the test built
+is shared with the child but copies. Its arguments are read when the changed callable is reached (a
+parameter the function rebound before that is taken as rebound).
+
+Origin: a general idea, input mutation at the system boundary (metamorphic testing: letter case, a
+trailing newline, an empty value), narrowed to the tests' own calls that reach the change; not a corpus
+case.
+
+Runs INSIDE the sandbox, in the project's interpreter; imports nothing from `bot`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import prereview_fork as fork
+import prereview_probe as probe
+from prereview_frames import call_of
+from prereview_variants import OUTER_KINDS, drained
+
+_ATOMS = (str, bytes, int, float, bool, type(None))
+_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
+MAX_HUNG = 2
+LIMIT = 1200  # characters of an outer call's result (a whole structure, not one value)
+
+
+def plain(value: Any, depth: int = 0) -> bool:
+    """Data a test writes: atoms, and lists, tuples and dicts of them (two levels, 50 items)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return True
+    if kind in (list, tuple) and depth < 2 and len(value) <= 50:
+        return all(plain(v, depth + 1) for v in value)
+    if kind is dict and depth < 2 and len(value) <= 50:
+        return all(type(k) in _ATOMS and plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def is_test_path(rel: str) -> bool:
+    parts = rel.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+class _Fields(probe._Repr):
+    """The probe's repr, with the public fields of every object shown, its own `__repr__` or not."""
+
+    def repr_instance(self, x: object, level: int) -> str:
+        fields = probe._fields(x) if type(x).__module__ != "builtins" else []
+        if not fields:
+            return super().repr_instance(x, level)
+        name = type(x).__qualname__
+        if level <= 0 or self.nest >= probe.MAX_NEST:
+            return f"{name}(...)"
+        self.nest += 1
+        try:
+            shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[: probe.MAX_FIELDS])
+        finally:
+            self.nest -= 1
+        return f"{name}({shown}{', ...' if len(fields) > probe.MAX_FIELDS else ''})"
+
+
+_F = _Fields()
+_F.maxlist = _F.maxtuple = _F.maxset = _F.maxfrozenset = 40
+_F.maxdict, _F.maxstring, _F.maxother, _F.maxlevel = 20, 300, 300, 6
+
+
+class Outer:
+    def __init__(self, spec: dict[str, Any], root: str, seconds: float) -> None:
+        self.per_target = int(spec.get("outer", 0)) if hasattr(os, "fork") else 0
+        self.left = int(spec.get("outer_calls", 0))  # forked calls this run may still make
+        self.root, self.seconds = root, seconds
+        self.seen: dict[str, set[str]] = {}  # changed callable -> the outer inputs taken
+        self.pending: list[tuple[str, str, Any, list[tuple[str, Any]], list[Any], dict[str, Any]]] = []
+        self.hung = 0
+
+    def note(self, frame: Any, key: str, test: str) -> None:
+        """The changed callable `key` starts in `frame`: take the test's outer call around it, if any."""
+        if not self.per_target or self.left <= 0 or self.hung >= MAX_HUNG:
+            return
+        outer = self._outer(frame, test.split("::", 1)[0])
+        if outer is None:
+            return
+        code = outer.f_code
+        qual = getattr(code, "co_qualname", code.co_name)
+        if "." in qual or "<" in qual or code.co_flags & _ASYNC:
+            return
+        call = call_of(outer, qual)
+        if call is None:
+            return
+        fn, names, pos, kw = call
+        if not all(plain(v) for v in [*pos, *kw.values()]):
+            return
+        n = code.co_argcount
+        slots = [(names[i] if i < n else f"*{i - n}", i) for i in range(len(pos))] + [(k, k) for k in kw]
+        values = [*pos, *kw.values()]
+        sig = qual + repr([(s, probe.safe_repr(v, self.root)) for s, v in zip(slots, values, strict=True)])
+        seen = self.seen.setdefault(key, set())
+        if sig in seen or len(seen) >= self.per_target:
+            return
+        seen.add(sig)
+        self.pending.append((key, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw)))
+
+    def _outer(self, frame: Any, test_file: str) -> Any:
+        """The frame the test's own file called that leads to `frame` (not `frame`), if project code."""
+        below, f = frame, frame.f_back
+        while f is not None:
+            name = f.f_code.co_filename.replace(os.sep, "/")
+            if name == test_file or name.endswith("/" + test_file):
+                break
+            below, f = f, f.f_back
+        if f is None or below is frame:
+            return None  # not under a test function, or the test calls the changed callable itself
+        name = os.path.realpath(below.f_code.co_filename)
+        root = os.path.realpath(self.root).rstrip("/") + "/"
+        if not name.startswith(root) or "-packages/" in name or is_test_path(name[len(root) :]):
+            return None
+        return below
+
+    def run(self) -> list[dict[str, Any]]:
+        """The records of the outer calls the last test made, each made again varied (after the test)."""
+        out: list[dict[str, Any]] = []
+        pending, self.pending = self.pending, []
+        for key, qual, fn, slots, pos, kw in pending:
+            origin = self._call(fn, pos, kw)
+            if origin is None:
+                continue
+            shown = {
+                s: probe.safe_repr(pos[at] if isinstance(at, int) else kw[at], self.root) for s, at in slots
+            }
+            for label, make in OUTER_KINDS:
+                tried = 0  # at most two arguments varied per kind
+                for name, at in slots:
+                    values = make(pos[at] if isinstance(at, int) else kw[at]) if tried < 2 else None
+                    if not values:
+                        continue
+                    tried += 1
+                    for value in values:
+                        p, k = list(pos), dict(kw)
+                        if isinstance(at, int):
+                            p[at] = value
+                        else:
+                            k[at] = value
+                        got = self._call(fn, p, k)
+                        if got is None:
+                            continue
+                        args = {**shown, name: probe.safe_repr(value, self.root)}
+                        given = (v if s.startswith("*") else f"{s}={v}" for s, v in args.items())
+                        expr = f"{qual}({', '.join(given)})"
+                        out.append(
+                            {
+                                "callable": key,
+                                "args": args,
+                                "variant": f"outer {label} {name}",
+                                "expr": expr,
+                                "result": {**got, "unvaried": origin},
+                                "mutated": {},
+                            }
+                        )
+        return out
+
+    def _call(self, fn: Any, pos: list[Any], kw: dict[str, Any]) -> dict[str, Any] | None:
+        if self.left <= 0 or self.hung >= MAX_HUNG:
+            return None
+        self.left -= 1
+        got, hung = fork.call_in_child(
+            fn,
+            pos,
+            kw,
+            {},
+            self.seconds,
+            lambda v: self._record(drained(v)),
+            lambda e: probe.exception_record(e, self.root, LIMIT),
+            lambda v: probe.safe_repr(v, self.root),
+        )
+        self.hung += hung
+        return None if got is None else got["result"]
+
+    def _record(self, value: Any) -> dict[str, Any]:
+        out = probe.return_record(value, self.root, LIMIT)
+        try:
+            text = _F.repr(value)
+        except Exception:  # noqa: BLE001 (a hostile field: the plain repr stands)
+            return out
+        out["repr"] = probe.normalise(text, self.root, LIMIT)
+        return out
