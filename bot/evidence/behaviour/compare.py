@@ -171,7 +171,7 @@ def _outcome(c: Call) -> tuple[Any, ...]:
     r = c.result
     kind = r.get("kind")
     if kind == "return":
-        return (kind, _ids(r.get("repr")), _ids(c.mutated))
+        return (kind, _ids(r.get("full") or r.get("repr")), _ids(c.mutated))  # full: an outer call's
     if kind == "raise":
         return (kind, r.get("type"), _ids(r.get("message")), _ids(c.mutated))
     return (kind,)

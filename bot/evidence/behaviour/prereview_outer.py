@@ -4,7 +4,8 @@ A test calls the project's own function with data it wrote (`parse("select …")
 reaches a changed callable with objects it built (`group_functions(token_list)`). The changed callable's
 arguments are then objects no variant can vary; the outer call's are plain data: str, bytes, numbers,
 lists, dicts. So for the first few distinct outer inputs per changed callable, after the test ran, the
-outer call is made again in a forked child (prereview_fork.py): once as the test made it, then with one
+outer call is made again in a forked child (prereview_fork.py), at the end of the run (the inputs of
+lowest hash: a sample spread over the run, the same at base and head): once as the test made it, then with one
 plain argument varied (prereview_variants.OUTER_KINDS: in another letter case, with a line break at its
 end, at an edge of its type). Base and head make the same calls, and what each returns is compared whole:
 its repr, with the public fields of the objects in it shown even where their class has a `__repr__` of
@@ -28,7 +29,9 @@ Runs INSIDE the sandbox, in the project's interpreter; imports nothing from `bot
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+import reprlib
 from typing import Any
 
 import prereview_fork as fork
@@ -39,7 +42,10 @@ from prereview_variants import OUTER_KINDS, drained
 _ATOMS = (str, bytes, int, float, bool, type(None))
 _ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
 MAX_HUNG = 2
-LIMIT = 1200  # characters of an outer call's result (a whole structure, not one value)
+LIMIT = 1200  # characters of an outer call's result as shown (a whole structure, not one value)
+FULL = 20000  # ... as compared
+MAX_NEST = 6  # objects shown inside objects
+MAX_VALUES = 3000  # values one result may show
 
 
 def plain(value: Any, depth: int = 0) -> bool:
@@ -66,26 +72,37 @@ def is_test_path(rel: str) -> bool:
 
 
 class _Fields(probe._Repr):
-    """The probe's repr, with the public fields of every object shown, its own `__repr__` or not."""
+    """The probe's repr, showing more of a structure: an object whose class keeps `object.__repr__` as
+    its public fields (as the probe does, deeper), one with a `__repr__` of its own as that repr followed
+    by its public fields that hold lists, tuples, dicts or sets (a parse tree's nodes show their text;
+    how the text was grouped is in their children)."""
+
+    def repr(self, x: object) -> str:
+        self.budget, self.nest = MAX_VALUES, 0
+        return reprlib.Repr.repr(self, x)
 
     def repr_instance(self, x: object, level: int) -> str:
         fields = probe._fields(x) if type(x).__module__ != "builtins" else []
+        own = type(x).__repr__ is not object.__repr__
+        if own:
+            fields = [(k, v) for k, v in fields if type(v) in (list, tuple, dict, set, frozenset)]
         if not fields:
             return super().repr_instance(x, level)
-        name = type(x).__qualname__
-        if level <= 0 or self.nest >= probe.MAX_NEST:
-            return f"{name}(...)"
+        text = reprlib.Repr.repr_instance(self, x, level) if own else type(x).__qualname__
+        if level <= 0 or self.nest >= MAX_NEST:
+            return f"{text}{{...}}" if own else f"{text}(...)"
         self.nest += 1
         try:
             shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[: probe.MAX_FIELDS])
         finally:
             self.nest -= 1
-        return f"{name}({shown}{', ...' if len(fields) > probe.MAX_FIELDS else ''})"
+        more = ", ..." if len(fields) > probe.MAX_FIELDS else ""
+        return f"{text}{{{shown}{more}}}" if own else f"{text}({shown}{more})"
 
 
 _F = _Fields()
 _F.maxlist = _F.maxtuple = _F.maxset = _F.maxfrozenset = 40
-_F.maxdict, _F.maxstring, _F.maxother, _F.maxlevel = 20, 300, 300, 6
+_F.maxdict, _F.maxstring, _F.maxother, _F.maxlevel = 20, 300, 300, 12
 
 
 class Outer:
@@ -93,13 +110,15 @@ class Outer:
         self.per_target = int(spec.get("outer", 0)) if hasattr(os, "fork") else 0
         self.left = int(spec.get("outer_calls", 0))  # forked calls this run may still make
         self.root, self.seconds = root, seconds
-        self.seen: dict[str, set[str]] = {}  # changed callable -> the outer inputs taken
-        self.pending: list[tuple[str, str, Any, list[tuple[str, Any]], list[Any], dict[str, Any]]] = []
+        # changed callable -> the outer inputs kept: (rank, sig) -> (test, qual, fn, slots, pos, kw)
+        self.kept: dict[str, dict[tuple[str, str], tuple[Any, ...]]] = {}
         self.hung = 0
 
     def note(self, frame: Any, key: str, test: str) -> None:
-        """The changed callable `key` starts in `frame`: take the test's outer call around it, if any."""
-        if not self.per_target or self.left <= 0 or self.hung >= MAX_HUNG:
+        """The changed callable `key` starts in `frame`: take the test's outer call around it, if any.
+        Per callable the inputs of lowest hash are kept (a sample spread over the whole run, the same
+        at base and head where the tests make the same calls), to be made again at its end (`run`)."""
+        if not self.per_target or self.left <= 0:
             return
         outer = self._outer(frame, test.split("::", 1)[0])
         if outer is None:
@@ -112,17 +131,19 @@ class Outer:
         if call is None:
             return
         fn, names, pos, kw = call
-        if not all(plain(v) for v in [*pos, *kw.values()]):
+        values = [*pos, *kw.values()]
+        if not all(plain(v) for v in values):
             return
         n = code.co_argcount
         slots = [(names[i] if i < n else f"*{i - n}", i) for i in range(len(pos))] + [(k, k) for k in kw]
-        values = [*pos, *kw.values()]
         sig = qual + repr([(s, probe.safe_repr(v, self.root)) for s, v in zip(slots, values, strict=True)])
-        seen = self.seen.setdefault(key, set())
-        if sig in seen or len(seen) >= self.per_target:
+        rank = (hashlib.sha256(sig.encode()).hexdigest(), sig)
+        kept = self.kept.setdefault(key, {})
+        if rank in kept or (len(kept) >= self.per_target and rank > max(kept)):
             return
-        seen.add(sig)
-        self.pending.append((key, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw)))
+        kept[rank] = (test, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw))
+        if len(kept) > self.per_target:
+            del kept[max(kept)]
 
     def _outer(self, frame: Any, test_file: str) -> Any:
         """The frame the test's own file called that leads to `frame` (not `frame`), if project code."""
@@ -140,46 +161,51 @@ class Outer:
             return None
         return below
 
-    def run(self) -> list[dict[str, Any]]:
-        """The records of the outer calls the last test made, each made again varied (after the test)."""
+    def run(self) -> list[tuple[str, dict[str, Any]]]:
+        """(test, record) of each outer call kept, made again as it was and varied."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for key, kept in sorted(self.kept.items()):
+            for _, (test, qual, fn, slots, pos, kw) in sorted(kept.items()):
+                out += [(test, rec) for rec in self._varied(key, qual, fn, slots, pos, kw)]
+        self.kept = {}
+        return out
+
+    def _varied(
+        self, key: str, qual: str, fn: Any, slots: list[tuple[str, Any]], pos: list[Any], kw: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        origin = self._call(fn, pos, kw)
+        if origin is None:
+            return []
         out: list[dict[str, Any]] = []
-        pending, self.pending = self.pending, []
-        for key, qual, fn, slots, pos, kw in pending:
-            origin = self._call(fn, pos, kw)
-            if origin is None:
-                continue
-            shown = {
-                s: probe.safe_repr(pos[at] if isinstance(at, int) else kw[at], self.root) for s, at in slots
-            }
-            for label, make in OUTER_KINDS:
-                tried = 0  # at most two arguments varied per kind
-                for name, at in slots:
-                    values = make(pos[at] if isinstance(at, int) else kw[at]) if tried < 2 else None
-                    if not values:
+        shown = {s: probe.safe_repr(pos[at] if isinstance(at, int) else kw[at], self.root) for s, at in slots}
+        for label, make in OUTER_KINDS:
+            tried = 0  # at most two arguments varied per kind
+            for name, at in slots:
+                values = make(pos[at] if isinstance(at, int) else kw[at]) if tried < 2 else None
+                if not values:
+                    continue
+                tried += 1
+                for value in values:
+                    p, k = list(pos), dict(kw)
+                    if isinstance(at, int):
+                        p[at] = value
+                    else:
+                        k[at] = value
+                    got = self._call(fn, p, k)
+                    if got is None:
                         continue
-                    tried += 1
-                    for value in values:
-                        p, k = list(pos), dict(kw)
-                        if isinstance(at, int):
-                            p[at] = value
-                        else:
-                            k[at] = value
-                        got = self._call(fn, p, k)
-                        if got is None:
-                            continue
-                        args = {**shown, name: probe.safe_repr(value, self.root)}
-                        given = (v if s.startswith("*") else f"{s}={v}" for s, v in args.items())
-                        expr = f"{qual}({', '.join(given)})"
-                        out.append(
-                            {
-                                "callable": key,
-                                "args": args,
-                                "variant": f"outer {label} {name}",
-                                "expr": expr,
-                                "result": {**got, "unvaried": origin},
-                                "mutated": {},
-                            }
-                        )
+                    args = {**shown, name: probe.safe_repr(value, self.root)}
+                    given = (v if s.startswith("*") else f"{s}={v}" for s, v in args.items())
+                    out.append(
+                        {
+                            "callable": key,
+                            "args": args,
+                            "variant": f"outer {label} {name}",
+                            "expr": f"{qual}({', '.join(given)})",
+                            "result": {**got, "unvaried": origin},
+                            "mutated": {},
+                        }
+                    )
         return out
 
     def _call(self, fn: Any, pos: list[Any], kw: dict[str, Any]) -> dict[str, Any] | None:
@@ -200,10 +226,14 @@ class Outer:
         return None if got is None else got["result"]
 
     def _record(self, value: Any) -> dict[str, Any]:
+        """The result as shown (LIMIT characters) and, when longer, as compared (`full`): a difference
+        deep in a structure counts though a reader sees its start."""
         out = probe.return_record(value, self.root, LIMIT)
         try:
             text = _F.repr(value)
         except Exception:  # noqa: BLE001 (a hostile field: the plain repr stands)
             return out
         out["repr"] = probe.normalise(text, self.root, LIMIT)
+        if len(text) > LIMIT:
+            out["full"] = probe.normalise(text, self.root, FULL)
         return out

@@ -36,8 +36,8 @@ with the inputs its author thought of; the regressions they miss are often one s
 generator is run in the child (its first items, or what it raises): it fails on iteration, not the call.
 
 Outer variants (`"outer": N` inputs per callable, `"outer_calls": M` forked calls per run): the test's
-own call of a project function that reached a target, made again after the test with a plain argument
-varied (prereview_outer.py).
+own call of a project function that reached a target, made again at the end of the run with a plain
+argument varied (prereview_outer.py).
 
 Replays (`"replays": N`, and `"edited"`: the tests the change edits): the arguments of the first N
 distinct inputs per callable pickled, to be made again at the other side (prereview_pickles.py); the
@@ -215,10 +215,10 @@ class Recorder:
         sig = json.dumps(rec, sort_keys=True)
         self.records.setdefault(sig, {**rec, "at": []})["at"].append((self.test, self.seq))
 
-    def after_test(self) -> None:
-        """The test's outer calls made again varied (prereview_outer.py), now that it has run."""
-        for rec in self.outer.run():
-            self.seq += 1
+    def after_run(self) -> None:
+        """The tests' outer calls made again varied (prereview_outer.py), once every test has run."""
+        for test, rec in self.outer.run():
+            self.seq, self.test = self.seq + 1, test
             self._keep(rec)
 
     def _forked(
@@ -403,7 +403,6 @@ try:
         finally:
             if src is not None:
                 src.off()
-                _STATE["rec"].after_test()
 
 except ImportError:  # loaded outside pytest (the harness imports only prereview_probe)
     pass
@@ -414,4 +413,5 @@ def pytest_unconfigure(config: Any) -> None:
     if src is not None:
         src.stop()
     if rec is not None:
+        rec.after_run()
         rec.write()

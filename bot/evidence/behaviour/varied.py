@@ -89,7 +89,7 @@ def lost_check(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
 def _told(r: dict[str, Any], kind: str) -> tuple[Any, ...]:
     """An outcome, with what the variant changed in the input taken out: letter case for "case", line
     breaks for "line break" (in a repr they are the escapes `\\n`, `\\r`), nothing for an edge."""
-    text = str(r.get("repr") if r.get("kind") == "return" else r.get("message") or "")
+    text = str((r.get("full") or r.get("repr")) if r.get("kind") == "return" else r.get("message") or "")
     if kind == "case":
         text = text.casefold()
     elif kind == "line break":
