@@ -159,3 +159,22 @@ def test_a_check_made_case_sensitive_is_a_finding_on_the_changed_line_with_the_c
         4,
     )
     assert "parse(text='x as y', strict=False): before ['x as', 'y']; after ['x', 'as', 'y']" in f["evidence"]
+
+
+def test_the_inputs_made_again_are_those_naming_the_callables_literals_first(tmp_path) -> None:
+    """Of many outer inputs only a few are made again: those whose data holds the changed callable's own
+    literals (seeded.words: `"AS"` on its changed line), then a sample by hash, never the first tests'."""
+    many = "".join(f"    assert parse('w{i} v{i}')\n" for i in range(30))
+    test = f"from kw import parse\n\n\ndef test_many():\n{many}    assert parse('x as y')\n"
+    words = {"kw.py::_group": {"AS": 2}}
+    calls = _outer_calls(tmp_path, KW, test, outer=1, outer_calls=20, words=words)
+    assert {c.result["unvaried"]["repr"] for c in calls} == {"['x as', 'y']"}
+    (tmp_path / "t.jsonl").unlink()
+    calls = _outer_calls(tmp_path, KW, test, outer=1, outer_calls=20)  # no literal: one sample by hash
+    assert len({c.result["unvaried"]["repr"] for c in calls}) == 1
+
+
+def test_a_callables_words_are_its_str_literals_weighed_by_the_changed_lines() -> None:
+    from bot.evidence.behaviour import seeded
+
+    assert seeded.words(_changed()) == {"AS": 2}  # `"AS"` is on the changed line; `" "` is too short

@@ -20,6 +20,7 @@ from ...sandbox import Sandbox
 from ...sandbox.exchange import BACK, GIVEN, Exchange, json_lines
 from .. import testrun
 from ..projectenv import ProjectEnv, python_command
+from . import seeded
 from .callables import Changed
 from .compare import Call
 from .generate import Input
@@ -81,6 +82,7 @@ def trace_hook(
         "edges": edges,
         "outer": max(1, outer // 5) if outer else 0,  # inputs per callable: each made about 5 ways
         "outer_calls": outer,
+        "words": {c.key: seeded.words(c) for c in targets} if outer else {},
         "replays": replays,
     }
     if edited is not None:

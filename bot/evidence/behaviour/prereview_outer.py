@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import re
 import reprlib
 from typing import Any
 
@@ -42,6 +43,7 @@ from prereview_variants import OUTER_KINDS, drained
 _ATOMS = (str, bytes, int, float, bool, type(None))
 _ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
 MAX_HUNG = 2
+PER_TEST = 64  # calls of a changed callable per test whose outer call is looked at (a test may loop)
 LIMIT = 1200  # characters of an outer call's result as shown (a whole structure, not one value)
 FULL = 20000  # ... as compared
 MAX_NEST = 6  # objects shown inside objects
@@ -58,6 +60,17 @@ def plain(value: Any, depth: int = 0) -> bool:
     if kind is dict and depth < 2 and len(value) <= 50:
         return all(type(k) in _ATOMS and plain(v, depth + 1) for k, v in value.items())
     return False
+
+
+def _strings(value: Any) -> list[str]:
+    """The str (and decoded bytes) inside plain data."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes):
+        return [value.decode("latin-1")]
+    if isinstance(value, dict):
+        value = [*value, *value.values()]
+    return [s for v in value for s in _strings(v)] if isinstance(value, (list, tuple)) else []
 
 
 def is_test_path(rel: str) -> bool:
@@ -110,16 +123,21 @@ class Outer:
         self.per_target = int(spec.get("outer", 0)) if hasattr(os, "fork") else 0
         self.left = int(spec.get("outer_calls", 0))  # forked calls this run may still make
         self.root, self.seconds = root, seconds
-        # changed callable -> the outer inputs kept: (rank, sig) -> (test, qual, fn, slots, pos, kw)
-        self.kept: dict[str, dict[tuple[str, str], tuple[Any, ...]]] = {}
+        # changed callable -> the outer inputs kept: (rank, hash, sig) -> (test, qual, fn, slots, pos, kw)
+        self.kept: dict[str, dict[tuple[int, str, str], tuple[Any, ...]]] = {}
+        self.words: dict[str, dict[str, int]] = spec.get("words", {})  # callable -> its literals' weights
         self.hung = 0
+        self.looked: dict[tuple[str, str], int] = {}  # (test, callable) -> its calls looked at
 
     def note(self, frame: Any, key: str, test: str) -> None:
         """The changed callable `key` starts in `frame`: take the test's outer call around it, if any.
-        Per callable the inputs of lowest hash are kept (a sample spread over the whole run, the same
-        at base and head where the tests make the same calls), to be made again at its end (`run`)."""
-        if not self.per_target or self.left <= 0:
+        Per callable the inputs whose data names most of its literals are kept (seeded.words), then those
+        of lowest hash (a sample spread over the whole run, the same at base and head where the tests
+        make the same calls), to be made again at its end (`run`)."""
+        seen = self.looked.get((test, key), 0)
+        if not self.per_target or self.left <= 0 or seen >= PER_TEST:
             return
+        self.looked[(test, key)] = seen + 1
         outer = self._outer(frame, test.split("::", 1)[0])
         if outer is None:
             return
@@ -137,13 +155,24 @@ class Outer:
         n = code.co_argcount
         slots = [(names[i] if i < n else f"*{i - n}", i) for i in range(len(pos))] + [(k, k) for k in kw]
         sig = qual + repr([(s, probe.safe_repr(v, self.root)) for s, v in zip(slots, values, strict=True)])
-        rank = (hashlib.sha256(sig.encode()).hexdigest(), sig)
+        rank = (-self._score(key, values), hashlib.sha256(sig.encode()).hexdigest(), sig)
         kept = self.kept.setdefault(key, {})
         if rank in kept or (len(kept) >= self.per_target and rank > max(kept)):
             return
         kept[rank] = (test, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw))
         if len(kept) > self.per_target:
             del kept[max(kept)]
+
+    def _score(self, key: str, values: list[Any]) -> int:
+        """The weights of the callable's literals that the input's str data holds (any letter case; a
+        word as a word)."""
+        text = " ".join(_strings(values)).casefold()
+        score = 0
+        for word, weight in self.words.get(key, {}).items():
+            w = word.casefold()
+            if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text) if w.isidentifier() else w in text:
+                score += int(weight)
+        return score
 
     def _outer(self, frame: Any, test_file: str) -> Any:
         """The frame the test's own file called that leads to `frame` (not `frame`), if project code."""

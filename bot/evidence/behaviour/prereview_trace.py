@@ -122,6 +122,7 @@ class Recorder:
     def on_start(self, frame: Any, key: str) -> None:
         if self._busy:
             return
+        self.outer.note(frame, key, self.test)  # its own caps: past this one's, the tests' inputs differ
         n = self.per_callable.get(key, 0)
         if n >= self.max_calls and not self.pickles.in_edited:
             self.dropped[key] = self.dropped.get(key, 0) + 1
@@ -144,7 +145,6 @@ class Recorder:
                 "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
             }
             self.pickles.add(frame, key, self._open[id(frame)])
-            self.outer.note(frame, key, self.test)
             if self.variants and (self.n_variants < self.max_variants or self.n_edges < self.max_edges):
                 self._vary(frame, key, self._open[id(frame)]["args"])
         finally:

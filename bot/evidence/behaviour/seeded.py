@@ -67,6 +67,19 @@ def literals(c: Changed) -> list[Any]:
     return out
 
 
+def words(c: Changed) -> dict[str, int]:
+    """The str literals of `c` (two characters or more) by weight: 2 on its changed lines, 1 elsewhere in
+    its head source. The tests' outer calls whose data holds them are made again first
+    (prereview_outer.py): an input that names what the callable compares against reaches its branches."""
+    out: dict[str, int] = {}
+    for weight, lines in ((1, c.head_source.splitlines()), (2, _changed_lines(c))):
+        for line in lines:
+            for value in _tokens(line.strip()):
+                if isinstance(value, str) and len(value.strip()) >= 2:
+                    out[value] = weight
+    return out
+
+
 def _tokens(line: str) -> list[Any]:
     out: list[Any] = []
     try:
