@@ -178,3 +178,18 @@ def test_a_callables_words_are_its_str_literals_weighed_by_the_changed_lines() -
     from bot.evidence.behaviour import seeded
 
     assert seeded.words(_changed()) == {"AS": 2}  # `"AS"` is on the changed line; `" "` is too short
+
+
+def test_the_note_on_a_callable_with_no_difference_counts_the_outer_calls_made_again() -> None:
+    from bot.evidence.behaviour import said
+
+    def call(variant: str = "") -> compare.Call:
+        return compare.Call(
+            "kw.py::_group", "test_kw.py::test_parse", (("words", "['x']"),), {}, variant=variant
+        )
+
+    calls = [call(), call("outer case text"), call("outer edge text"), call("edge words")]
+    assert said.alike([_changed()], calls, set()) == [
+        "behaviour: `_group` gave the same results at base and head on 1 call(s) from the tests that pass at "
+        "head, and on 2 of their outer calls made again varied"
+    ]  # the callable's own edge variant is not one of the tests' calls

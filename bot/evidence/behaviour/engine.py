@@ -220,7 +220,7 @@ class BehaviourEvidence:
                 self.notes += seeded.note(self.targets, steered, new_calls, diffs)
         self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
-            [x for x in head_calls if not x.variant and not edited(x.origin)],
+            [x for x in head_calls if not edited(x.origin)],
             failing,
         )
         out: list[Finding] = []

@@ -7,23 +7,34 @@ from .callables import Changed
 from .compare import Call
 from .generate import Input
 
+# the variants of an outer call (prereview_outer.py, prereview_variants.OUTER_KINDS), up to the argument
+OUTER = tuple(f"outer {kind} " for kind in ("case", "line break", "edge"))
+
 
 def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
     """Notes for the callables the tests reach with no difference: compared and alike, or reached only by
-    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent."""
+    tests that fail at head (their evidence is the tests stage's). So "nothing found" is never silent.
+    Of the variants in `calls`, the tests' outer calls made again varied (prereview_outer.py) are told."""
     counts = {c.key: 0 for c in same}
+    outer = 0
     for x in calls:
-        if x.callable in counts and x.origin not in failing:
-            counts[x.callable] += 1
+        if (
+            x.callable in counts
+            and x.origin not in failing
+            and x.variant.startswith(OUTER) == bool(x.variant)
+        ):
+            counts[x.callable] += not x.variant
+            outer += bool(x.variant)
     alike = [c for c in same if counts[c.key]]
     only = [c for c in same if not counts[c.key]]
     out = []
     if alike:
         names = ", ".join(f"`{c.qualname}`" for c in alike[:5]) + (" …" if len(alike) > 5 else "")
         n = sum(counts[c.key] for c in alike)
+        more = f", and on {outer} of their outer calls made again varied" if outer else ""
         out.append(
             f"behaviour: {names} gave the same results at base and head on {n} call(s) from the tests "
-            "that pass at head"
+            f"that pass at head{more}"
         )
     if only:
         names = ", ".join(f"`{c.qualname}`" for c in only[:5]) + (" …" if len(only) > 5 else "")
