@@ -193,3 +193,31 @@ def test_the_note_on_a_callable_with_no_difference_counts_the_outer_calls_made_a
         "behaviour: `_group` gave the same results at base and head on 1 call(s) from the tests that pass at "
         "head, and on 2 of their outer calls made again varied"
     ]  # the callable's own edge variant is not one of the tests' calls
+
+
+SHEET = """class Sheet:
+    def __init__(self, sep):
+        self.sep = sep
+
+    def cells(self, line):
+        return _split(line, self.sep)
+
+
+def _split(line, sep):
+    return [c.strip() for c in line.split(sep)]
+"""
+
+
+def test_a_methods_outer_call_is_made_again_on_a_copy_of_self_shown_by_what_it_holds(tmp_path) -> None:
+    (tmp_path / "sheet.py").write_text(SHEET)
+    (tmp_path / "test_sheet.py").write_text(
+        "from sheet import Sheet\n\n\ndef test_cells():\n    s = Sheet(';')\n"
+        "    assert s.cells('a; b') == ['a', 'b']\n    s.sep = ','  # after the call: not what it saw\n"
+    )
+    calls = [
+        c for c in _plugin_alone(tmp_path, {"sheet.py": ["_split"]}, outer=4, outer_calls=20) if c.variant
+    ]
+    got = {(c.variant, c.expr): c.result["repr"] for c in calls if c.variant.startswith("outer ")}
+    assert got[("outer case line", "Sheet(…).cells(line='A; B')")] == "['A', 'B']"
+    assert got[("outer edge line", "Sheet(…).cells(line='')")] == "['']"
+    assert {dict(c.args)["self"] for c in calls if c.variant.startswith("outer ")} == {"Sheet(sep=';')"}

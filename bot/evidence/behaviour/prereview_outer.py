@@ -14,10 +14,11 @@ callable's, with the outer call as its text (`expr`) and the unvaried call's res
 (`result["unvaried"]`), so a result that ignored an aspect of the input at base and depends on it at head
 can be told (varied.py `lost_invariance`).
 
-Only a module-level function of the project (not a test file, not an installed package) called from the
-test's own file is an outer call, and only one whose arguments are all plain data: nothing the test built
-is shared with the child but copies. Its arguments are read when the changed callable is reached (a
-parameter the function rebound before that is taken as rebound).
+Only a module-level function or a method of the project (not a test file, not an installed package)
+called from the test's own file is an outer call, and only one whose arguments are all plain data but a
+method's `self`, which is copied (`copy.deepcopy`) when the changed callable is reached and compared by
+what it holds: nothing the test built is shared with the child but copies. Its arguments are read when
+the changed callable is reached (a parameter the function rebound before that is taken as rebound).
 
 Origin: a general idea, input mutation at the system boundary (metamorphic testing: letter case, a
 trailing newline, an empty value), narrowed to the tests' own calls that reach the change; not a corpus
@@ -143,23 +144,33 @@ class Outer:
             return
         code = outer.f_code
         qual = getattr(code, "co_qualname", code.co_name)
-        if "." in qual or "<" in qual or code.co_flags & _ASYNC:
+        if qual.count(".") > 1 or "<" in qual or code.co_flags & _ASYNC:
             return
         call = call_of(outer, qual)
         if call is None:
             return
         fn, names, pos, kw = call
-        values = [*pos, *kw.values()]
+        method = "." in qual  # a method: `self` as it is when the change is reached, copied; the rest data
+        if method and not (pos and names[0] == "self"):
+            return
+        values = [*pos[method:], *kw.values()]
         if not all(plain(v) for v in values):
             return
         n = code.co_argcount
-        slots = [(names[i] if i < n else f"*{i - n}", i) for i in range(len(pos))] + [(k, k) for k in kw]
-        sig = qual + repr([(s, probe.safe_repr(v, self.root)) for s, v in zip(slots, values, strict=True)])
+        slots = [(names[i] if i < n else f"*{i - n}", i) for i in range(method, len(pos))] + [
+            (k, k) for k in kw
+        ]
+        held = (probe.state_repr(pos[0], self.root) or probe.safe_repr(pos[0], self.root)) if method else ""
+        shown = [(s, probe.safe_repr(v, self.root)) for s, v in zip(slots, values, strict=True)]
+        sig = qual + held + repr(shown)
         rank = (-self._score(key, values), hashlib.sha256(sig.encode()).hexdigest(), sig)
         kept = self.kept.setdefault(key, {})
         if rank in kept or (len(kept) >= self.per_target and rank > max(kept)):
             return
-        kept[rank] = (test, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw))
+        try:
+            kept[rank] = (test, qual, fn, slots, copy.deepcopy(pos), copy.deepcopy(kw), held)
+        except Exception:  # noqa: BLE001 (a `self` that cannot be copied: a lock, a socket)
+            return
         if len(kept) > self.per_target:
             del kept[max(kept)]
 
@@ -194,19 +205,28 @@ class Outer:
         """(test, record) of each outer call kept, made again as it was and varied."""
         out: list[tuple[str, dict[str, Any]]] = []
         for key, kept in sorted(self.kept.items()):
-            for _, (test, qual, fn, slots, pos, kw) in sorted(kept.items()):
-                out += [(test, rec) for rec in self._varied(key, qual, fn, slots, pos, kw)]
+            for _, (test, qual, fn, slots, pos, kw, held) in sorted(kept.items()):
+                out += [(test, rec) for rec in self._varied(key, qual, fn, slots, pos, kw, held)]
         self.kept = {}
         return out
 
     def _varied(
-        self, key: str, qual: str, fn: Any, slots: list[tuple[str, Any]], pos: list[Any], kw: dict[str, Any]
+        self,
+        key: str,
+        qual: str,
+        fn: Any,
+        slots: list[tuple[str, Any]],
+        pos: list[Any],
+        kw: dict[str, Any],
+        held: str,
     ) -> list[dict[str, Any]]:
+        """The outer call as the test made it, then varied; a method's `self` is shown by what it holds."""
         origin = self._call(fn, pos, kw)
         if origin is None:
             return []
         out: list[dict[str, Any]] = []
         shown = {s: probe.safe_repr(pos[at] if isinstance(at, int) else kw[at], self.root) for s, at in slots}
+        call = f"{type(pos[0]).__name__}(…).{qual.split('.')[1]}" if held else qual
         for label, make in OUTER_KINDS:
             tried = 0  # at most two arguments varied per kind
             for name, at in slots:
@@ -223,14 +243,18 @@ class Outer:
                     got = self._call(fn, p, k)
                     if got is None:
                         continue
-                    args = {**shown, name: probe.safe_repr(value, self.root)}
-                    given = (v if s.startswith("*") else f"{s}={v}" for s, v in args.items())
+                    args = {
+                        **({"self": held} if held else {}),
+                        **shown,
+                        name: probe.safe_repr(value, self.root),
+                    }
+                    given = (v if s.startswith("*") else f"{s}={v}" for s, v in args.items() if s != "self")
                     out.append(
                         {
                             "callable": key,
                             "args": args,
                             "variant": f"outer {label} {name}",
-                            "expr": f"{qual}({', '.join(given)})",
+                            "expr": f"{call}({', '.join(given)})",
                             "result": {**got, "unvaried": origin},
                             "mutated": {},
                         }
