@@ -29,7 +29,7 @@ from ...types import BehaviourChange, Finding, severity_rank
 from . import accounts, addedtests, oracles, plausibility, rules
 from .accounts import Words
 from .callables import Changed
-from .compare import AIMED, Call, Difference, clearest, describe
+from .compare import AIMED, OUTER, Call, Difference, clearest, describe
 from .generate import Input, call_params
 
 CONFIRM_SCHEMA: dict[str, Any] = {
@@ -77,7 +77,7 @@ def _where(d: Difference) -> str:
         return f" (an expression the model wrote from test `{d.origin}` to reach the changed lines)"
     if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x" | "seeded x"
         kind, arg = d.variant.rsplit(" ", 1)
-        how = _HOW.get(kind.removeprefix("outer "), "a line break at the end of `{}`").format(arg)
+        how = _HOW.get(kind.removeprefix(OUTER), "a line break at the end of `{}`").format(arg)
         by = "the call that reached it" if "outer" in kind else "a call"
         return f" ({by} in test `{d.origin}`, made again with {how})"
     if "::" in d.origin or d.origin.startswith("test"):
@@ -162,7 +162,7 @@ def _examples(diffs: Sequence[Difference]) -> list[Example]:
     return [
         Example(d.callable, d.call, d.origin, d.args, d.base, d.replay, d.before)
         for d in diffs
-        if not d.call.startswith(">>>") and not d.variant.startswith("outer ")  # not calls of `callable`
+        if not d.call.startswith(">>>") and not d.variant.startswith(OUTER)  # not calls of `callable`
     ]
 
 

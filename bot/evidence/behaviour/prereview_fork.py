@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from prereview_variants import drained
+
 
 def fds() -> list[int]:
     try:
@@ -77,8 +79,9 @@ def call_in_child(
     show: Callable[[Any], str],
 ) -> tuple[dict[str, Any] | None, bool]:
     """({"result", "mutated"} of fn(*pos, **kw) run in a forked child, or None if it hung or died; whether
-    it hung). `record` makes the result's record (a generator drained first), `error` an exception's, and
-    `show` the reprs of the `watched` arguments, which are compared before and after the call."""
+    it hung). `record` makes the result's record (a generator's first items, drained in the child),
+    `error` an exception's, and `show` the reprs of the `watched` arguments, which are compared before and
+    after the call."""
     before = {n: show(v) for n, v in watched.items()}
     saved = offsets()
     r, w = os.pipe()
@@ -90,10 +93,11 @@ def call_in_child(
             os.close(r)
             isolate(w, seconds)
             try:
-                result = record(fn(*pos, **kw))
+                result = record(drained(fn(*pos, **kw)))
             except BaseException as exc:  # noqa: BLE001 (the outcome being recorded)
                 result = error(exc)
-            mutated = {n: show(v) for n, v in watched.items() if show(v) != before[n]}
+            after = {n: show(v) for n, v in watched.items()}
+            mutated = {n: r for n, r in after.items() if r != before[n]}
             data = json.dumps({"result": result, "mutated": mutated}).encode()
             while data:
                 data = data[os.write(w, data) :]

@@ -33,13 +33,12 @@ import copy
 import hashlib
 import os
 import re
-import reprlib
 from typing import Any
 
 import prereview_fork as fork
 import prereview_probe as probe
 from prereview_frames import call_of
-from prereview_variants import OUTER_KINDS, drained
+from prereview_variants import OUTER_KINDS
 
 _ATOMS = (str, bytes, int, float, bool, type(None))
 _ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
@@ -47,8 +46,6 @@ MAX_HUNG = 2
 PER_TEST = 64  # calls of a changed callable per test whose outer call is looked at (a test may loop)
 LIMIT = 1200  # characters of an outer call's result as shown (a whole structure, not one value)
 FULL = 4000  # ... as compared (the host cuts every string of a trace there: sandbox/exchange.py)
-MAX_NEST = 6  # objects shown inside objects
-MAX_VALUES = 3000  # values one result may show
 
 
 def plain(value: Any, depth: int = 0) -> bool:
@@ -85,36 +82,8 @@ def is_test_path(rel: str) -> bool:
     )
 
 
-class _Fields(probe._Repr):
-    """The probe's repr, showing more of a structure: an object whose class keeps `object.__repr__` as
-    its public fields (as the probe does, deeper), one with a `__repr__` of its own as that repr followed
-    by its public fields that hold lists, tuples, dicts or sets (a parse tree's nodes show their text;
-    how the text was grouped is in their children)."""
-
-    def repr(self, x: object) -> str:
-        self.budget, self.nest = MAX_VALUES, 0
-        return reprlib.Repr.repr(self, x)
-
-    def repr_instance(self, x: object, level: int) -> str:
-        fields = probe._fields(x) if type(x).__module__ != "builtins" else []
-        own = type(x).__repr__ is not object.__repr__
-        if own:
-            fields = [(k, v) for k, v in fields if type(v) in (list, tuple, dict, set, frozenset)]
-        if not fields:
-            return super().repr_instance(x, level)
-        text = reprlib.Repr.repr_instance(self, x, level) if own else type(x).__qualname__
-        if level <= 0 or self.nest >= MAX_NEST:
-            return f"{text}{{...}}" if own else f"{text}(...)"
-        self.nest += 1
-        try:
-            shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[: probe.MAX_FIELDS])
-        finally:
-            self.nest -= 1
-        more = ", ..." if len(fields) > probe.MAX_FIELDS else ""
-        return f"{text}{{{shown}{more}}}" if own else f"{text}({shown}{more})"
-
-
-_F = _Fields()
+_F = probe._Repr()  # the probe's repr, showing more of a structure (see `own_containers`)
+_F.own_containers, _F.max_nest, _F.max_values = True, 6, 3000
 _F.maxlist = _F.maxtuple = _F.maxset = _F.maxfrozenset = 40
 _F.maxdict, _F.maxstring, _F.maxother, _F.maxlevel = 20, 300, 300, 12
 
@@ -129,6 +98,8 @@ class Outer:
         self.words: dict[str, dict[str, int]] = spec.get("words", {})  # callable -> its literals' weights
         self.hung = 0
         self.looked: dict[tuple[str, str], int] = {}  # (test, callable) -> its calls looked at
+        self.under = os.path.realpath(root).rstrip("/") + "/"
+        self.project: dict[Any, bool] = {}  # code object -> project code (not a test, not installed)
 
     def note(self, frame: Any, key: str, test: str) -> None:
         """The changed callable `key` starts in `frame`: take the test's outer call around it, if any.
@@ -195,11 +166,12 @@ class Outer:
             below, f = f, f.f_back
         if f is None or below is frame:
             return None  # not under a test function, or the test calls the changed callable itself
-        name = os.path.realpath(below.f_code.co_filename)
-        root = os.path.realpath(self.root).rstrip("/") + "/"
-        if not name.startswith(root) or "-packages/" in name or is_test_path(name[len(root) :]):
-            return None
-        return below
+        code = below.f_code
+        if code not in self.project:
+            name = os.path.realpath(code.co_filename)
+            self.project[code] = name.startswith(self.under) and "-packages/" not in name
+            self.project[code] &= not is_test_path(name[len(self.under) :])
+        return below if self.project[code] else None
 
     def run(self) -> list[tuple[str, dict[str, Any]]]:
         """(test, record) of each outer call kept, made again as it was and varied."""
@@ -271,7 +243,7 @@ class Outer:
             kw,
             {},
             self.seconds,
-            lambda v: self._record(drained(v)),
+            self._record,
             lambda e: probe.exception_record(e, self.root, LIMIT),
             lambda v: probe.safe_repr(v, self.root),
         )

@@ -14,15 +14,26 @@ _ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
 _TMP = re.compile(r"(?:/private)?/(?:tmp|var/folders)/[^\s'\"<>,)\]]*")
 
 
+MAX_FIELDS = 12
+MAX_NEST = 2
+MAX_VALUES = 300
+
+
 class _Repr(reprlib.Repr):
     """reprlib, plus the public fields of objects whose class keeps `object.__repr__`: `<Serializer object at
-    0x…>` says nothing a comparison can use, `Serializer(salt='s', secret_keys=['b', 'a'])` does."""
+    0x…>` says nothing a comparison can use, `Serializer(salt='s', secret_keys=['b', 'a'])` does. With
+    `own_containers`, an object with a `__repr__` of its own is that repr followed by its public fields that
+    hold lists, tuples, dicts or sets, `<Statement 'select…'>{tokens=[…]}` (prereview_outer.py: a parse
+    tree's nodes show their text; how the text was grouped is in their children)."""
 
     nest = 0  # objects being shown inside objects (bounded: an object graph can be large or cyclic)
     budget = 0  # values one repr may still show
+    max_nest = MAX_NEST
+    max_values = MAX_VALUES
+    own_containers = False
 
     def repr(self, x: object) -> str:
-        self.budget, self.nest = MAX_VALUES, 0
+        self.budget, self.nest = self.max_values, 0
         return super().repr(x)
 
     def repr1(self, x: object, level: int) -> str:
@@ -32,24 +43,23 @@ class _Repr(reprlib.Repr):
         return super().repr1(x, level)
 
     def repr_instance(self, x: object, level: int) -> str:
-        if type(x).__repr__ is object.__repr__:
-            fields = _fields(x)
-            if fields:
-                name = type(x).__qualname__
-                if level <= 0 or self.nest >= MAX_NEST:
-                    return f"{name}(...)"
-                self.nest += 1
-                try:
-                    shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[:MAX_FIELDS])
-                finally:
-                    self.nest -= 1
-                return f"{name}({shown}{', ...' if len(fields) > MAX_FIELDS else ''})"
-        return super().repr_instance(x, level)
-
-
-MAX_FIELDS = 12
-MAX_NEST = 2
-MAX_VALUES = 300
+        own = type(x).__repr__ is not object.__repr__
+        if own and (not self.own_containers or type(x).__module__ == "builtins"):
+            return super().repr_instance(x, level)
+        fields = _fields(x)
+        if own:
+            fields = [(k, v) for k, v in fields if type(v) in (list, tuple, dict, set, frozenset)]
+        if not fields:
+            return super().repr_instance(x, level)
+        head, (start, end) = (super().repr_instance(x, level), "{}") if own else (type(x).__qualname__, "()")
+        if level <= 0 or self.nest >= self.max_nest:
+            return f"{head}{start}...{end}"
+        self.nest += 1
+        try:
+            shown = ", ".join(f"{k}={self.repr1(v, level - 1)}" for k, v in fields[:MAX_FIELDS])
+        finally:
+            self.nest -= 1
+        return f"{head}{start}{shown}{', ...' if len(fields) > MAX_FIELDS else ''}{end}"
 
 
 def _fields(x: object) -> list[tuple[str, object]]:

@@ -62,7 +62,7 @@ from prereview_frames import call_of as _call_of
 from prereview_frames import resumed as _resumed
 from prereview_outer import Outer
 from prereview_pickles import Pickles
-from prereview_variants import KINDS, drained
+from prereview_variants import KINDS
 
 _ROOT = os.getcwd()
 
@@ -225,20 +225,20 @@ class Recorder:
         self, fn: Any, pos: list[Any], kw: dict[str, Any], watched: dict[str, Any]
     ) -> dict[str, Any] | None:
         """{"result", "mutated"} of fn(*pos, **kw) run in a forked child; None if it hung or died."""
-        out, hung = fork.call_in_child(fn, pos, kw, watched, self.variant_timeout, *self._shown())
+        out, hung = fork.call_in_child(
+            fn,
+            pos,
+            kw,
+            watched,
+            self.variant_timeout,
+            lambda v: probe.return_record(v, _ROOT, self.limit),
+            lambda e: probe.exception_record(e, _ROOT, self.limit),
+            lambda v: probe.safe_repr(v, _ROOT, self.limit),
+        )
         self.hung += hung
         if self.hung >= MAX_HUNG:  # a run's variants may not cost the test run more than this
             self.variants = 0
         return out
-
-    def _shown(self, limit: int = 0) -> tuple[Any, Any, Any]:
-        """How a child's outcome is recorded: its result (a generator drained), an exception, a repr."""
-        n = limit or self.limit
-        return (
-            lambda v: probe.return_record(drained(v), _ROOT, n),
-            lambda e: probe.exception_record(e, _ROOT, n),
-            lambda v: probe.safe_repr(v, _ROOT, n),
-        )
 
     def on_end(self, frame: Any, result: dict[str, Any]) -> None:
         rec = self._open.pop(id(frame), None)

@@ -4,11 +4,8 @@ reached only by failing tests, or not called at all, and why. "Nothing found" is
 from __future__ import annotations
 
 from .callables import Changed
-from .compare import Call
+from .compare import OUTER, Call
 from .generate import Input
-
-# the variants of an outer call (prereview_outer.py, prereview_variants.OUTER_KINDS), up to the argument
-OUTER = tuple(f"outer {kind} " for kind in ("case", "line break", "edge"))
 
 
 def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:

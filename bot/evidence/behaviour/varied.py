@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .callables import Changed
-from .compare import Difference, clearest
+from .compare import OUTER, Difference, clearest
 
 _WRAPPED_WHY = (
     "Before this change it also took an object that forwards attribute access to the test's argument "
@@ -104,7 +104,7 @@ def lost_invariance(c: Changed, diffs: Sequence[Difference]) -> list[Difference]
     change made the result depend on an aspect of the input it ignored before."""
 
     def one(d: Difference) -> bool:
-        kind = d.variant.split(" ", 1)[1].rsplit(" ", 1)[0] if d.variant.startswith("outer ") else ""
+        kind = d.variant.split(" ", 1)[1].rsplit(" ", 1)[0] if d.variant.startswith(OUTER) else ""
         was, now = d.base.get("unvaried"), d.head.get("unvaried")
         if not kind or not isinstance(was, dict) or not isinstance(now, dict):
             return False
