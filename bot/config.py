@@ -106,6 +106,7 @@ class ScannersConfig(_Section):
     safeguards: bool = Field(
         True, description="Escaping, sanitizing, validation or safe-API calls the change deletes (diff-based)"
     )
+    unreachable: bool = Field(True, description="Python code a change leaves after a return or raise (dead)")
     semgrep: str = Field("semgrep", description="semgrep executable (name on PATH or a path)")
     bandit_skip: list[str] = Field(
         default_factory=lambda: ["B101", "B404", "B603", "B607", "B110", "B112"],

@@ -21,7 +21,7 @@ FileReader = Callable[[str], "str | None"]
 ModelFactory = Callable[[], Model]
 
 # among scanners, the more specific rule wins
-_PRIORITY = {"secrets": 0, "semgrep": 1, "bandit": 2, "safeguards": 3}
+_PRIORITY = {"secrets": 0, "semgrep": 1, "bandit": 2, "safeguards": 3, "unreachable": 4}
 
 
 def strength(f: Finding) -> tuple[int, int]:
