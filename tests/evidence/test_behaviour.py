@@ -446,15 +446,15 @@ def test_judge_new_failure_is_high_without_asking_the_model() -> None:
         ({"accounted": "yes", "quote": "f squares faster"}, "unexplained"),  # a quote the text lacks
         ({"accounted": "yes", "quote": ""}, "unexplained"),
         ({"accounted": "no", "quote": ""}, "unexplained"),
-        ({}, "unexplained"),  # no usable answer
+        ({}, "unchecked"),  # no usable answer: the words were not read
     ],
 )
 def test_the_model_is_asked_whether_the_changes_words_account_for_the_difference(
     answer: dict, outcome: str
 ) -> None:
     """The question a small model can answer: does the author's text say the code now does this? A yes
-    must quote that text; anything else asks the reviewer "is this intended?" at low severity, the
-    judge's reasons in the evidence."""
+    must quote that text; anything else asks the reviewer "is this intended?" at medium severity (low
+    when the model gave no usable answer, so the words went unread), the judge's reasons in the evidence."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     model = ScriptedModel(
         {
@@ -480,16 +480,17 @@ def test_the_model_is_asked_whether_the_changes_words_account_for_the_difference
         assert j.changes[0].reason == 'the change says so: "f returns 2n now"' and len(model.requests) == 1
     else:
         (f,) = j.findings
-        assert (f.severity, f.rule_id, f.source) == ("low", "behaviour/unexplained", "behaviour")
+        expected = ("medium", "behaviour/unexplained") if answer else ("low", "behaviour/unchecked")
+        assert (f.severity, f.rule_id, f.source) == (*expected, "behaviour")
         assert "is this intended?" in f.message and "`f(10)` returned `100`" in f.message
         assert f.evidence.startswith("f(10): before 100; after 20 | judge: ") and not j.changes
         if answer.get("quote") == "f squares faster":
             assert "is not in the change's text" in f.evidence
 
 
-def test_a_change_without_words_is_not_put_to_the_verdict_question_and_without_a_model_is_unexplained() -> (
-    None
-):
+def test_a_change_without_words_is_not_put_to_the_verdict_question_and_without_a_model_is_unchecked() -> None:
+    """No words: nothing accounts for the difference (medium, the model asked only the blind questions).
+    No model: the words were not read, so the same question is asked at low severity."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     model = ScriptedModel(
         {"replies": [], "default": {"text": json.dumps({"correct": "unsure", "reason": ""})}}
@@ -497,10 +498,11 @@ def test_a_change_without_words_is_not_put_to_the_verdict_question_and_without_a
     d = _diff_of({"kind": "return", "repr": "100"}, {"kind": "return", "repr": "20"})
     kw = {"title": "", "body": "", "head_line": None}
     (f,) = judge.judge(c, [d], model=lambda: model, **kw).findings
-    assert "no title, description, commit message" in f.evidence and f.severity == "low"
+    assert "no title, description, commit message" in f.evidence
+    assert (f.rule_id, f.severity) == ("behaviour/unexplained", "medium")
     assert all("account for" not in m[-1].content for m in model.requests)  # only the blind questions
     (g,) = judge.judge(c, [d], model=None, **kw).findings
-    assert g.rule_id == "behaviour/unexplained" and "no model" in g.evidence
+    assert (g.rule_id, g.severity) == ("behaviour/unchecked", "low") and "no model" in g.evidence
 
 
 @pytest.mark.parametrize(
@@ -517,7 +519,8 @@ def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_
 ) -> None:
     """A difference the change's words do not account for is asked again without labels in both orders;
     a model that picks a position (always 'second', as the 1.5B model did on the dev set) is unsure, and
-    only 'base's result is right' both times makes it a medium finding (else a low 'is this intended?')."""
+    only 'base's result is right' both times makes it `behaviour/changed-result` (else the
+    'is this intended?' question, `behaviour/unexplained`)."""
     c = _target('def f(n):\n    """Square n."""\n    return n * n\n')
     model = ScriptedModel(
         {
@@ -552,7 +555,7 @@ def test_a_bug_verdict_stands_only_when_blind_comparisons_in_both_orders_prefer_
             0
         ].evidence
     else:
-        assert [(f.rule_id, f.severity) for f in j.findings] == [("behaviour/unexplained", "low")]
+        assert [(f.rule_id, f.severity) for f in j.findings] == [("behaviour/unexplained", "medium")]
         assert "blind comparisons did not both prefer" in j.findings[0].evidence and not j.changes
 
 

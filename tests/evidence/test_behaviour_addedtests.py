@@ -100,7 +100,7 @@ def test_an_added_test_using_the_callable_accounts_for_the_difference_with_no_mo
     diff = _diff_of({"kind": "return", "repr": "4"}, {"kind": "return", "repr": "6"})
     other = Words(tests=(AddedTest("tests/t.py::test_other", frozenset({"other"})),))
     verdict, _, _ = judge.decide(c, [diff], None, "", "", words=other)
-    assert verdict == "unexplained"  # an added test that does not use it accounts for nothing
+    assert verdict == "unchecked"  # an added test that does not use it accounts for nothing (no model)
     mine = Words(tests=(AddedTest("tests/t.py::test_triples", frozenset({"scale", "assert"})),))
     verdict, reason, seconds = judge.decide(c, [diff], None, "", "", words=mine)
     assert verdict == "intended" and seconds == 0.0
@@ -127,5 +127,6 @@ def test_without_the_added_test_the_same_difference_is_asked_about(make_repo, tm
     repo = make_repo({"calc.py": CALC, "tests/test_calc.py": TEST}, {"calc.py": CALC_HEAD})
     data = _review_json(repo, tmp_path)
     found = [f for f in data["findings"] if f["source"] == "behaviour"]
-    assert [f["rule_id"] for f in found] == ["behaviour/unexplained"], (found, data["notes"])
+    # the scripted model answers nothing about the words: the question stands, unchecked (low)
+    assert [(f["rule_id"], f["severity"]) for f in found] == [("behaviour/unchecked", "low")], found
     assert "scale(2): before 4; after 6" in found[0]["evidence"]

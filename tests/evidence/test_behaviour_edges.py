@@ -118,7 +118,7 @@ def test_an_edge_rule_outranks_the_low_question_the_plain_differences_got() -> N
     )
     edge = _diff(RAISES, RETURNS)
     only_plain = judge.judge(removed, [plain], model=None, title="", body="", head_line=None)
-    assert [(f.rule_id, f.severity) for f in only_plain.findings] == [("behaviour/unexplained", "low")]
+    assert [(f.rule_id, f.severity) for f in only_plain.findings] == [("behaviour/unchecked", "low")]
     both = judge.judge(removed, [plain, edge], model=None, title="", body="", head_line=None)
     assert [(f.rule_id, f.severity) for f in both.findings] == [("behaviour/edge-lost-check", "medium")]
     assert list(both.examples) == [both.findings[0].fingerprint]

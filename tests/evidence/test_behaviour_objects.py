@@ -114,12 +114,12 @@ def test_constructors_properties_and_methods_are_compared_on_the_tests_own_objec
     """The tests pass at base and head. A constructor returns None: its effect is the object it builds; a
     property's getter is the callable; a method's effect is what it leaves in `self`. Each object has its
     own `__repr__`, which shows none of that: the fields are compared. Nothing in the change's words
-    accounts for the differences, so each is a low "is this intended?" with its example."""
+    accounts for the differences, so each is a medium "is this intended?" with its example."""
     repo = make_repo({"shapes.py": SHAPES, "test_shapes.py": SHAPES_TEST}, {"shapes.py": SHAPES_BUG})
     data = _review(repo, tmp_path, [NOT_ACCOUNTED] * 3)
     found = {f["message"].split("`")[1]: f for f in data["findings"] if f["source"] == "behaviour"}
     assert set(found) == {"Option.__init__", "Command.human_name", "Command.add_alias"}, data["findings"]
-    assert all(f["severity"] == "low" and f["rule_id"] == "behaviour/unexplained" for f in found.values())
+    assert all(f["severity"] == "medium" and f["rule_id"] == "behaviour/unexplained" for f in found.values())
     init = found["Option.__init__"]
     assert (
         "Option('dry_run', None): before None and changes self to Option(default=None, name='dry_run', "

@@ -62,9 +62,9 @@ def test_the_judge_takes_severity_and_presence_from_the_table(monkeypatch) -> No
     higher = tuple(dataclasses.replace(r, severity="high") if r is row else r for r in rules.RULES)
     monkeypatch.setattr(rules, "RULES", higher)
     assert [f.severity for f in judge.judge(_target(), [LOST], **kw).findings] == ["high"]
-    # without its row the rule does not exist: the difference goes on to the model's rows
+    # without its row the rule does not exist: the difference goes on to the model's rows (no model here)
     monkeypatch.setattr(rules, "RULES", tuple(r for r in rules.RULES if r.id != row.id))
-    assert [f.rule_id for f in judge.judge(_target(), [LOST], **kw).findings] == ["behaviour/unexplained"]
+    assert [f.rule_id for f in judge.judge(_target(), [LOST], **kw).findings] == ["behaviour/unchecked"]
 
 
 def _rulehits():

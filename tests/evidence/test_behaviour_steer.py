@@ -169,7 +169,7 @@ def test_a_steered_call_that_now_fails_is_a_finding_with_its_example(make_repo, 
 def test_a_steered_method_call_keeps_the_tests_own_self(make_repo, tmp_path) -> None:
     """A method's steered call keeps the tests' `self` (`Name("a.b")`) and sets `sep`: the same result on
     both sides, told in a note. A function's steered call that returns another value is put to the change's
-    words (not accounted for: a low "is this intended?", with the example)."""
+    words (not accounted for: "is this intended?", with the example)."""
     repo = make_repo({"names.py": NAMES, "test_names.py": NAMES_TEST}, {"names.py": NAMES_BUG})
     replies = [
         _steer(1, "sep", "'/'", name="def real_name"),

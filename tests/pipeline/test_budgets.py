@@ -145,7 +145,7 @@ def test_no_candidate_is_verified_when_its_test_run_would_end_past_the_deadline(
 
 def test_past_its_deadline_the_behaviour_stage_asks_the_model_nothing_and_says_so() -> None:
     """Differences no rule decides are the model's to judge; past the deadline they are reported as
-    unexplained without asking it, with a note naming the functions."""
+    unchecked (low) without asking it, with a note naming the functions."""
     from types import SimpleNamespace
 
     from bot.evidence.behaviour import callables as cm
@@ -169,6 +169,6 @@ def test_past_its_deadline_the_behaviour_stage_asks_the_model_nothing_and_says_s
     model = ScriptedModel({"replies": [], "default": {"text": '{"verdict": "bug", "reason": "x"}'}})
     found = engine.run([], model=lambda: model)
     assert model.requests == [] and engine.changes == []
-    assert sorted((f.rule_id, f.severity) for f in found) == [("behaviour/unexplained", "low")] * 2
+    assert sorted((f.rule_id, f.severity) for f in found) == [("behaviour/unchecked", "low")] * 2
     [note] = [n for n in engine.notes if "budget_seconds" in n]
     assert "before the model judged the differences of 2 function(s)" in note and "f, g" in note

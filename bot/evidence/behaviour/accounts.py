@@ -104,6 +104,7 @@ class Account:
     why: str
     seconds: float = 0.0
     asked: bool = False  # the model was asked (a change without text is not)
+    read: bool = True  # the text was read: the model answered, or there was no text (False: no answer)
 
 
 def ask(
@@ -124,10 +125,10 @@ def ask(
     try:
         answer = ask_json(model, [Message("system", system), Message("user", prompt)], SCHEMA, max_tokens=120)
     except ModelError:
-        return Account(False, "the model gave no answer about the change's text", asked=True)
+        return Account(False, "the model gave no answer about the change's text", asked=True, read=False)
     seconds, data = answer.completion.seconds, answer.data
     if data is None or data.get("accounted") not in ("yes", "no"):
-        return Account(False, "the model gave no answer about the change's text", seconds, True)
+        return Account(False, "the model gave no answer about the change's text", seconds, True, False)
     quote = str(data.get("quote") or "").strip()[:200]
     if data["accounted"] == "no":
         return Account(False, "nothing in the change's text accounts for it", seconds, True)

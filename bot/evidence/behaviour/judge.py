@@ -245,8 +245,9 @@ def _judge_plain(
     shown = clearest(diffs)[:3]
     verdict, reason, seconds = decide(c, shown, model, title, body, language, how, words=words)
     out.seconds_model = seconds
-    if verdict in ("bug", "unexplained"):  # the model's rows of the table
-        rule = rules.BY_ID["behaviour/changed-result" if verdict == "bug" else "behaviour/unexplained"]
+    if verdict != "intended":  # the model's rows of the table: changed-result, unexplained, unchecked
+        ids = {"bug": "behaviour/changed-result", "unchecked": "behaviour/unchecked"}
+        rule = rules.BY_ID[ids.get(verdict, "behaviour/unexplained")]
         why = (
             f"Judged a bug: {reason.rstrip('.')}."
             if verdict == "bug"
@@ -275,33 +276,31 @@ def decide(
     *,
     words: Words | None = None,
 ) -> tuple[str, str, float]:
-    """The verdict on differences no rule decides: ("bug" | "unexplained" | "intended", reason, seconds).
+    """The verdict on differences no rule decides: "bug" | "unexplained" | "unchecked" | "intended", why, s.
 
     First a test the change adds that uses the callable accounts for it (addedtests.py). Then, with
     `how="verdict"` (the default), the model says whether the change's own words (`words`: title,
     description, commit messages, added docs) account for the examples, its quote checked (accounts.py):
     intended; if not, "bug" when a blind comparison in both orders prefers base's results, "unexplained"
-    (a low "is this intended?") otherwise, and always without a model. `how="probabilities"`: each result
-    is put to the model alone ("`f(x)` returns `y`: is this right?"); base's likelier by `BUG_MARGIN` is
-    a bug (the same question for both, neither labelled; a backend without token probabilities gets the
-    verdict question). At 1.5B neither separates bugs from intended changes on the dev set
+    ("is this intended?") otherwise; "unchecked" (the same, lower) when no model read the words.
+    `how="probabilities"`: each result is put to the model alone ("`f(x)` returns `y`: is this right?");
+    base's likelier by `BUG_MARGIN` is a bug (the same question for both, neither labelled; a backend
+    without token probabilities gets the verdict question). At 1.5B neither separates bugs from intended
+    changes on the dev set
     (docs/quality.md, bench/judge.py); the verdict path is the default: it flagged none of the intended."""
     tested = addedtests.account(c, words.tests) if words is not None else None
     if tested:  # the author's own account, in code: no model asked
         return "intended", tested, 0.0
     if model is None:
-        return "unexplained", "not checked against the change's text (no model)", 0.0
+        return "unchecked", "not checked against the change's text (no model)", 0.0
     scored = (
         plausibility.margin(c, diffs, model(), title, body, _function(c)) if how == "probabilities" else None
     )
     if scored is not None:
         margin, seconds = scored
         if margin >= plausibility.BUG_MARGIN:
-            return (
-                "bug",
-                f"the old results read as right for `{c.name}` and the new ones do not ({margin:+.1f})",
-                seconds,
-            )
+            why = f"the old results read as right for `{c.name}` and the new ones do not ({margin:+.1f})"
+            return "bug", why, seconds
         if margin <= -plausibility.BUG_MARGIN:
             return "intended", f"the new results read as right for `{c.name}` ({margin:+.1f})", seconds
         return "intended", f"not clearly a bug (the old and new results read alike, {margin:+.1f})", seconds
@@ -313,9 +312,9 @@ def decide(
     confirmed, more = _confirm(c, diffs, model, language)
     seconds = answer.seconds + more
     if confirmed:
-        why = f"{answer.why}, and blind comparisons in both orders prefer the old results"
-        return "bug", why, seconds
-    return "unexplained", f"{answer.why}; blind comparisons did not both prefer the old results", seconds
+        return "bug", f"{answer.why}, and blind comparisons in both orders prefer the old results", seconds
+    why = f"{answer.why}; blind comparisons did not both prefer the old results"
+    return "unexplained" if answer.read else "unchecked", why, seconds
 
 
 _GUESSED = ("boundary", "model", "hypothesis")

@@ -12,6 +12,24 @@ from ... import pysyntax
 from .callables import Changed
 from .compare import Difference, clearest
 
+# what the rules built on these oracles tell the reader (rules.py)
+NESTING_WHY = (
+    "The values are before the outer block, in it, in the inner block, back in the outer block and after "
+    "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
+    "outer block goes on with the state from before both (save the old value on entry and restore it "
+    "on exit)."
+)
+
+LOST_CHECK_WHY = (
+    "Before this change its own code rejected this input with an error; the change removed that check "
+    "and it now returns a result for it."
+)
+
+PROGRAMMING_WHY = (
+    "It now raises an error that is a bug whatever the input (a name read before it is bound, endless "
+    "recursion) where it returned, or raised another error, before this change."
+)
+
 
 def new_failure(c: Changed, diffs: Sequence[Difference]) -> list[Difference]:
     """Head raises, hangs or crashes where base returned (two of those, then one other difference)."""

@@ -23,6 +23,9 @@ from . import varied
 from .callables import Changed
 from .compare import Difference
 from .oracles import (
+    LOST_CHECK_WHY,
+    NESTING_WHY,
+    PROGRAMMING_WHY,
     example_broken,
     example_holds,
     gained_result,
@@ -57,23 +60,6 @@ class Rule:
 
 # ---------------------------------------------------------------- the table
 
-_NESTING_WHY = (
-    "The values are before the outer block, in it, in the inner block, back in the outer block and after "
-    "both. Used inside itself, it no longer puts back the state it found: when the inner block ends, the "
-    "outer block goes on with the state from before both (save the old value on entry and restore it "
-    "on exit)."
-)
-
-_LOST_CHECK_WHY = (
-    "Before this change its own code rejected this input with an error; the change removed that check "
-    "and it now returns a result for it."
-)
-
-_PROGRAMMING_WHY = (
-    "It now raises an error that is a bug whatever the input (a name read before it is bound, endless "
-    "recursion) where it returned, or raised another error, before this change."
-)
-
 RULES: tuple[Rule, ...] = (
     Rule(
         "behaviour/new-failure",
@@ -88,7 +74,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/programming-error",
         "medium",
         programming_error,
-        _PROGRAMMING_WHY,
+        PROGRAMMING_WHY,
         "general oracle: an error that is a bug whatever the input (NameError, UnboundLocalError, endless "
         "recursion), new on an input where the old code returned or raised something else",
         general=True,
@@ -97,7 +83,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/nesting",
         "medium",
         nesting_broken,
-        _NESTING_WHY,
+        NESTING_WHY,
         "attrs af9c510 (validators.disabled() nested); the idea: a context manager restores what it found",
         show=1,
     ),
@@ -149,7 +135,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/lost-check",
         "medium",
         lost_check,
-        _LOST_CHECK_WHY,
+        LOST_CHECK_WHY,
         "general oracle: a removed input check (the raise the change deletes rejected this input)",
         general=True,
     ),
@@ -174,11 +160,21 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "behaviour/unexplained",
-        "low",
+        "medium",
         None,
         "The change's title, description, commit messages and documentation do not say it now does this: "
         "is this intended?",
-        "issue 26: the small model can tell whether the change's own words account for a difference",
+        "issue 26: the small model can tell whether the change's own words account for a difference; "
+        "medium, calibrated on the tuning half's ordinary commits and the dev set (docs/quality.md)",
+        general=True,
+    ),
+    Rule(
+        "behaviour/unchecked",
+        "low",
+        None,
+        "It now does this, and no model read the change's words to see whether they say so: is this "
+        "intended?",
+        "the twin of behaviour/unexplained when the words were not read (no model, or no answer from it)",
         general=True,
     ),
     Rule(
@@ -214,7 +210,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/edge-lost-check",
         "medium",
         lost_check,
-        _LOST_CHECK_WHY,
+        LOST_CHECK_WHY,
         "general oracle: a removed input check, seen on the tests' own calls at an edge of their inputs",
         general=True,
         kind="edge",
@@ -223,7 +219,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/edge-programming-error",
         "medium",
         programming_error,
-        _PROGRAMMING_WHY,
+        PROGRAMMING_WHY,
         "general oracle: behaviour/programming-error on the tests' own calls at an edge of their inputs",
         general=True,
         kind="edge",
@@ -243,7 +239,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/steered-lost-check",
         "medium",
         lost_check,
-        _LOST_CHECK_WHY,
+        LOST_CHECK_WHY,
         "general oracle: a removed input check, seen on the tests' own call with one argument the model "
         "chose from the diff",
         general=True,
@@ -253,7 +249,7 @@ RULES: tuple[Rule, ...] = (
         "behaviour/steered-programming-error",
         "medium",
         programming_error,
-        _PROGRAMMING_WHY,
+        PROGRAMMING_WHY,
         "general oracle: behaviour/programming-error on the tests' own call with one argument the model "
         "chose from the diff",
         general=True,
