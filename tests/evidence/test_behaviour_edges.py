@@ -12,6 +12,7 @@ import pytest
 
 from bot.evidence.behaviour import compare, judge, rules
 from bot.evidence.behaviour.callables import Changed
+from bot.models.scripted import ScriptedModel
 
 from .test_behaviour import _plugin_alone
 from .test_behaviour_objects import _review
@@ -108,7 +109,9 @@ def test_a_removed_check_seen_on_the_tests_own_call_is_a_plain_finding() -> None
     assert [(f.rule_id, f.severity) for f in got.findings] == [("behaviour/lost-check", "medium")]
 
 
-def test_an_edge_rule_outranks_the_low_question_the_plain_differences_got() -> None:
+def test_an_edge_rule_outranks_the_question_the_plain_differences_got() -> None:
+    """An oracle outranks the model's "is this intended?" of the same severity (read words: medium) and
+    of a lower one (no model: low), and replaces it."""
     removed = _changed(
         "def f(n):\n    if n < 1:\n        raise ValueError('n must be at least 1')\n    return [n]\n",
         "def f(n):\n    return [n, n]\n",
@@ -122,6 +125,13 @@ def test_an_edge_rule_outranks_the_low_question_the_plain_differences_got() -> N
     both = judge.judge(removed, [plain, edge], model=None, title="", body="", head_line=None)
     assert [(f.rule_id, f.severity) for f in both.findings] == [("behaviour/edge-lost-check", "medium")]
     assert list(both.examples) == [both.findings[0].fingerprint]
+    no = '{"accounted": "no", "quote": ""}'
+    model = ScriptedModel({"replies": [], "default": {"text": no}})
+    kw = {"model": lambda: model, "title": "Tidy f", "body": "", "head_line": None}
+    asked = judge.judge(removed, [plain], **kw)  # type: ignore[arg-type]
+    assert [(f.rule_id, f.severity) for f in asked.findings] == [("behaviour/unexplained", "medium")]
+    both = judge.judge(removed, [plain, edge], **kw)  # type: ignore[arg-type]
+    assert [(f.rule_id, f.severity) for f in both.findings] == [("behaviour/edge-lost-check", "medium")]
 
 
 MEAN = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"

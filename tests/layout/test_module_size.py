@@ -15,7 +15,7 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 555,
     "bot/evidence/behaviour/prereview_trace.py": 417,
     "bot/config.py": 500,
-    "bot/evidence/behaviour/judge.py": 432,
+    "bot/evidence/behaviour/judge.py": 434,
     "bot/evidence/behaviour/callables.py": 419,
     "bot/evidence/behaviour/engine.py": 411,
     "bot/evidence/layouts.py": 326,

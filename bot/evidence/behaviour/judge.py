@@ -7,8 +7,8 @@ with the input, no model asked. Every other difference goes to the model with th
 it is asked the question it can answer: do those words account for this difference (accounts.py)?
 Accounted for -> an info-level behaviour change in the summary, with the words that do; not -> an inline
 finding on the callable's changed line, the example in its message and in `evidence` with the judge's
-reasons, asking "is this intended?": `low`, or `medium` when blind comparisons in both orders also
-prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the model
+reasons, asking "is this intended?" (`medium`; `low` when no model read the words), named a bug when
+blind comparisons in both orders also prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the model
 alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
 failing doctests and hangs/crashes count. The tests' calls (and the tests' outer calls that reach the
 callable) made again with a varied argument (prereview_trace.py, prereview_outer.py) and a context manager
@@ -190,7 +190,7 @@ def judge(
         out.changes += more.changes
         out.seconds_model += more.seconds_model
     # the tests' calls made again with an argument varied: a finding only where none as severe was made
-    # already (a rule's oracle outranks the model's low "is this intended?", which it then replaces)
+    # already (a rule's oracle outranks a weaker "is this intended?", which it then replaces)
     for kind in ("line break", "wrapped", "edge", "outer"):
         varied = [d for d in diffs if d.variant.startswith(kind + " ")]
         for rule in rules.applicable(kind):
@@ -203,9 +203,11 @@ def judge(
     return out
 
 
-def _strongest(out: Judgement) -> int:
-    """The rank of the most severe finding made so far (-1: none)."""
-    return max((severity_rank(f.severity) for f in out.findings), default=-1)
+def _strongest(out: Judgement) -> float:
+    """The rank of the most severe finding made so far (-1: none); the model's "is this intended?" counts
+    half a rank less, so a rule's oracle at the same severity replaces it."""
+    asked = ("behaviour/unexplained", "behaviour/unchecked")
+    return max((severity_rank(f.severity) - 0.5 * (f.rule_id in asked) for f in out.findings), default=-1)
 
 
 def _apply(
