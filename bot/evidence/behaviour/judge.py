@@ -8,8 +8,8 @@ it is asked the question it can answer: do those words account for this differen
 Accounted for -> an info-level behaviour change in the summary, with the words that do; not -> an inline
 finding on the callable's changed line, the example in its message and in `evidence` with the judge's
 reasons, asking "is this intended?" (`medium`; `low` when no model read the words), named a bug when
-blind comparisons in both orders also prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the model
-alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
+blind comparisons in both orders also prefer base's results. With `behaviour.judge: probabilities` each
+version's result is put to the model alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
 failing doctests and hangs/crashes count. The tests' calls (and the tests' outer calls that reach the
 callable) made again with a varied argument (prereview_trace.py, prereview_outer.py) and a context manager
 used inside itself are judged by rules alone (rules.py, varied.py).
