@@ -1,16 +1,16 @@
 """Differences -> findings or intended behaviour changes, by the rules of rules.py (one row each, tried in
 the table's order) and, for a difference no rule decides, the model.
 
-Deterministic first: head raising, hanging or crashing where base returned is a high-severity finding
-with the input, no model asked. Every other difference goes to the model with the concrete examples
-(call, before, after) and the change's own words (title, description, commit messages, added docs), and
-it is asked the question it can answer: do those words account for this difference (accounts.py)?
-Accounted for -> an info-level behaviour change in the summary, with the words that do; not -> an inline
-finding on the callable's changed line, the example in its message and in `evidence` with the judge's
-reasons, asking "is this intended?" (`medium`; `low` when no model read the words), named a bug when
-blind comparisons in both orders also prefer base's results. With `behaviour.judge: probabilities` each
-version's result is put to the model alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only its
-failing doctests and hangs/crashes count. The tests' calls (and the tests' outer calls that reach the
+Deterministic first: head raising, hanging or crashing where base returned is a high-severity finding with
+the input, no model asked. Every other difference goes to the model with the concrete examples (call,
+before, after) and the change's own words (title, description, commit messages, added docs), and it is asked
+the question it can answer: do those words account for this difference (accounts.py)? Accounted for -> an
+info-level behaviour change in the summary, with the words that do; not -> an inline finding on the
+callable's changed line, the example in its message and in `evidence` with the judge's reasons, asking "is
+this intended?" (`medium`; `low` when no model read the words), named a bug when blind comparisons in both
+orders also prefer base's results. With `behaviour.judge: probabilities` each version's result is put to the
+model alone and the two compared by the probability of "yes" (`decide`). A new callable has no base: only
+its failing doctests and hangs/crashes count. The tests' calls (and the tests' outer calls that reach the
 callable) made again with a varied argument (prereview_trace.py, prereview_outer.py) and a context manager
 used inside itself are judged by rules alone (rules.py, varied.py).
 """
