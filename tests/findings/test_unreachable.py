@@ -61,6 +61,7 @@ def test_a_method_indented_into_the_one_above_after_its_returns_is_unreachable()
         ("raise NotImplementedError\nyield", False),  # the generator idiom
         ("return 1\npass", False),
         ("for i in a:\n    continue\n    x = 2", True),
+        ("return\ndef g():  # pragma: no cover\n    return a", False),  # dead on purpose, and said so
     ],
 )
 def test_what_counts_as_leaving_the_block(body: str, dead: bool) -> None:

@@ -4,8 +4,9 @@ or after a compound statement every branch of which ends that way (pylint's W010
 A change that leaves code behind a `return` (a `def` indented one level too deep, a line added after the
 early exit) almost always lost what that code was meant to do; nothing at run time says so, and tests
 that never needed it keep passing. Python only; the finding spans the exit and the code behind it.
-Statements that are unreachable on purpose are left alone: `pass`, `...`, a string, and a `yield` (it
-makes the function a generator).
+Statements that are unreachable on purpose are left alone: `pass`, `...`, a string, a `yield` (it
+makes the function a generator), and code whose first line says `pragma: no cover` (the author knows it
+never runs).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
             tree = pysyntax.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        out += [_finding(path, exit_, dead) for exit_, dead in dead_code(tree)]
+        lines = text.splitlines()
+        out += [_finding(path, exit_, dead) for exit_, dead in dead_code(tree) if not _marked(lines, dead[0])]
     return out
 
 
@@ -81,6 +83,11 @@ def _on_purpose(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Expr):
         return isinstance(stmt.value, (ast.Yield, ast.YieldFrom, ast.Constant))
     return False
+
+
+def _marked(lines: list[str], stmt: ast.stmt) -> bool:
+    """The dead code's first line tells coverage it never runs: on purpose."""
+    return 0 < stmt.lineno <= len(lines) and "pragma: no cover" in lines[stmt.lineno - 1]
 
 
 def _what(stmt: ast.stmt) -> str:
