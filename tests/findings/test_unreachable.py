@@ -69,6 +69,13 @@ def test_what_counts_as_leaving_the_block(body: str, dead: bool) -> None:
     assert bool(u.scan({"m.py": src}, None, ScannersConfig())) == dead  # type: ignore[arg-type]
 
 
+def test_dead_code_in_a_handler_or_a_case_is_reported_once() -> None:
+    handler = "def f(a):\n    try:\n        g()\n    except E:\n        return 1\n        x = 2\n"
+    case = "def f(a):\n    match a:\n        case 1:\n            return 1\n            x = 2\n"
+    for src in (handler, case):
+        assert len(u.scan({"m.py": src}, None, ScannersConfig())) == 1  # type: ignore[arg-type]
+
+
 def test_code_already_dead_at_base_is_not_the_changes_and_other_languages_are_left_alone() -> None:
     old = "def f():\n    return 1\n    x = 2\n"
     new = old + "\n\ndef g():\n    return 3\n"

@@ -7,6 +7,10 @@ that never needed it keep passing. Python only; the finding spans the exit and t
 Statements that are unreachable on purpose are left alone: `pass`, `...`, a string, a `yield` (it
 makes the function a generator), and code whose first line says `pragma: no cover` (the author knows it
 never runs).
+
+Origin: the lint (a general oracle); read while studying the tuning miss dateutil ea7f441 (a `def`
+indented into the method above, after its returns). Measured on project history with
+bench/scanhistory.py (docs/quality.md).
 """
 
 from __future__ import annotations
@@ -36,17 +40,14 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
 
 
 def dead_code(tree: ast.AST) -> list[tuple[ast.stmt, list[ast.stmt]]]:
-    """(the statement that leaves the block, the statements after it) for every block with dead code."""
+    """(the statement that leaves the block, the statements after it) for every block with dead code. The
+    walk reaches every node that holds a block, an `except` handler's and a `match` case's included."""
     found: list[tuple[ast.stmt, list[ast.stmt]]] = []
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 found += _in_block(block)
-        for handler in getattr(node, "handlers", []) or []:
-            found += _in_block(handler.body)
-        for case in getattr(node, "cases", []) or []:
-            found += _in_block(case.body)
     return found
 
 
