@@ -2,7 +2,7 @@
 thousands of commits no rule was shaped on.
 
 Every single-parent commit among the last N of each clone that modifies Python files is scanned as a
-change (the parent as base, the commit as head, added lines from a line diff), with the same filter the
+change (the parent as base, the commit as head, added lines from its git diff), with the same filter the
 review uses (only what the change introduces: `scanners.introduced`). Prints the commits scanned, those
 it fired on (each with its subject, for a person to judge: a real bug put in, or a false alarm), and the
 rate. No model, no sandbox: the scanners read text.
@@ -14,7 +14,6 @@ rate. No model, no sandbox: the scanners read text.
 from __future__ import annotations
 
 import argparse
-import difflib
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.change.diff import parse as parse_diff  # noqa: E402
 from bot.config import ScannersConfig  # noqa: E402
-from bot.findings.scanners import ChangedFile, introduced, safeguards, unreachable  # noqa: E402
+from bot.findings.scanners import changed_files, introduced, safeguards, unreachable  # noqa: E402
 from bot.types import Finding  # noqa: E402
 
 
@@ -33,15 +32,9 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout
 
 
-def added_lines(base: str, head: str) -> frozenset[int]:
-    sm = difflib.SequenceMatcher(a=base.splitlines(), b=head.splitlines(), autojunk=False)
-    return frozenset(
-        n for tag, _, _, j1, j2 in sm.get_opcodes() if tag != "equal" for n in range(j1 + 1, j2 + 1)
-    )
-
-
 def scan_commit(repo: Path, parent: str, sha: str, scanner: str) -> list[Finding] | None:
-    """What the scanner reports on the commit's modified Python files (None: it modifies none)."""
+    """What the scanner reports on the commit's modified Python files (None: it modifies none), from the
+    commit's git diff read as the review reads a change (`changed_files`: added lines, base and head)."""
     files = [
         f
         for f in git(repo, "diff", "--name-only", "--diff-filter=M", parent, sha).split()
@@ -49,14 +42,12 @@ def scan_commit(repo: Path, parent: str, sha: str, scanner: str) -> list[Finding
     ]
     if not files:
         return None
+    diff = parse_diff(git(repo, "diff", parent, sha, "--", *files))
     if scanner == "safeguards":
-        return safeguards.scan(parse_diff(git(repo, "diff", parent, sha, "--", *files)))
-    changed = []
-    for f in files:
-        base, head = git(repo, "show", f"{parent}:{f}"), git(repo, "show", f"{sha}:{f}")
-        added = added_lines(base, head)
-        if added:
-            changed.append(ChangedFile(f, head, base, added))
+        return safeguards.scan(diff)
+    changed = changed_files(
+        diff, lambda p: git(repo, "show", f"{sha}:{p}"), lambda p: git(repo, "show", f"{parent}:{p}")
+    )
     return introduced(unreachable.scan, changed, ScannersConfig()) if changed else []
 
 
