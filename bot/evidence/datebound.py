@@ -51,6 +51,14 @@ def bound(
     return None if low is None else max(commit_time.astimezone(UTC), low)
 
 
+def era(commit: datetime | None, limit: datetime | None) -> datetime | None:
+    """The base commit's own time where the bound is later (this Python's floor): the date the tree's
+    libraries are installed as of, the test runner at the floor (eratier.py); None otherwise."""
+    if commit is None or limit is None or commit.astimezone(UTC) >= limit:
+        return None
+    return commit.astimezone(UTC)
+
+
 def narrows(repo: Path, sha: str, now: datetime | None = None) -> bool:
     """Whether the bound for this commit leaves releases out: it is over STALE old. A tree whose
     requirements pin nothing (`Werkzeug >= 2.2.2`) gets today's releases, which an old tree's tests may

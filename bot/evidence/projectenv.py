@@ -108,10 +108,12 @@ def resolve(
     progress: Progress | None = None,
     head_sha: str = "HEAD",
     unpinned: bool = False,
+    dated: str = "era",
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
     project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
     venv's test requirements without their versions; an unlocked npm tree's releases of the base's date.
+    `dated`: how a venv's unpinned install of an old tree is bounded (pyvenv.build_venv).
 
     Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
     such as an incremental review's last head is the PR author's commit and never reaches the host)."""
@@ -125,7 +127,18 @@ def resolve(
 
     try:
         env = _resolve(
-            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, head_sha, unpinned
+            list(argv),
+            cfg,
+            repo,
+            base_sha,
+            files,
+            read,
+            sandbox_name,
+            env_dir,
+            progress,
+            head_sha,
+            unpinned,
+            dated,
         )
     except EnvError as exc:
         env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
@@ -145,6 +158,7 @@ def _resolve(
     progress: Progress,
     head_sha: str = "HEAD",
     unpinned: bool = False,
+    dated: str = "era",
 ) -> ProjectEnv:
     python = interpreter(cfg.tests.python, repo, head_sha) if cfg.tests.python else None
     if cfg.test_cmd:
@@ -173,7 +187,7 @@ def _resolve(
             from .pyvenv import build_venv
 
             exe, key, ro, how = build_venv(
-                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned
+                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned, dated=dated
             )
         pythonpath = ":".join("{root}" if r == "." else "{root}/" + r for r in layout.roots)
         bindir = str(Path(exe).parent) if "/" in exe else ""

@@ -26,7 +26,7 @@ import tomllib
 
 from ..config import Config
 from ..progress import Progress
-from . import datebound, layouts, pipdated
+from . import datebound, eratier, layouts, pipdated
 from .envbase import EnvError, file_hash, fresh, locked, mark_ready, ready, run_build
 from .pininstall import install_with_fallback, unpinned_args
 from .pinrelax import relax_args
@@ -47,9 +47,12 @@ def build_venv(
     repo: Path,
     base_sha: str,
     unpinned: bool = False,
+    dated: str = "era",
 ) -> tuple[str, str, tuple[str, ...], str]:
     """(python executable, key, read-only paths for the sandbox, description). `unpinned`: the test
-    requirements without their versions (the pinned set installed, but the tests did not run with it)."""
+    requirements without their versions (the pinned set installed, but the tests did not run with it);
+    for a tree older than this Python, `dated` "era" installs them in two tiers (eratier.py), "floor"
+    all at this Python's floor (the era environment's tests did not run)."""
     uv = None if cfg.tests.wheels_only else shutil.which("uv")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     reqs = list(layout.requirements)
@@ -72,6 +75,7 @@ def build_venv(
         cfg.tests.wheels_only,
         *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
         *(["unpinned", "local sources left out"] if unpinned else []),  # built before that: not reused
+        f"dated {dated}",  # how an unpinned fallback is bounded (eratier.py): built before, not reused
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
@@ -92,6 +96,8 @@ def build_venv(
             timeout = cfg.tests.build_timeout
             when = datebound.commit_time(repo, base_sha)
             limit = datebound.bound(when) if when is not None else None
+            # the base's own date where the floor is later: the runner at the floor, the rest at it
+            era = datebound.era(when, limit) if dated == "era" else None
             if unpinned and retry is None:  # no pins to leave out: the same set, as of the base's date
                 if limit is None:
                     raise EnvError("the test requirements have no versions to leave out")
@@ -107,6 +113,14 @@ def build_venv(
                     run_build([*install, *args], cwd=d, timeout=timeout)
 
                 def loose(args: list[str]) -> str:  # unpinned: the releases of the base's time
+                    if era is not None and limit is not None:
+                        try:
+                            lifted = eratier.install(
+                                lambda a, t: step([*a, *datebound.args("uv", t)]), args, reqs, era, limit
+                            )
+                            return eratier.describe(era, limit, lifted)
+                        except EnvError:  # everything at the floor, as below, the era's releases replaced
+                            args = [*args, "--upgrade"]
                     step([*args, *(datebound.args("uv", limit) if limit else [])])
                     return datebound.describe(limit, when) if limit else ""
 
@@ -131,6 +145,18 @@ def build_venv(
                     except EnvError as exc:
                         step(args)
                         return f"with today's releases ({datebound.PIP_WITH_BOUND} did not install: {exc})"
+                    if era is not None:
+                        try:
+                            lifted = eratier.install(
+                                lambda a, t: _dated(pip, [*a, *datebound.args("pip", t)], d, timeout, None),
+                                args,
+                                reqs,
+                                era,
+                                limit,
+                            )
+                            return eratier.describe(era, limit, lifted)
+                        except EnvError:  # everything at the floor, as below, the era's releases replaced
+                            args = [*args, "--upgrade", "--upgrade-strategy", "eager"]
                     return _dated(pip, [*args, *datebound.args("pip", limit)], d, timeout, step) + (
                         datebound.describe(limit, when)
                     )
@@ -149,11 +175,12 @@ def build_venv(
 
 
 def _dated(
-    pip: list[str], args: list[str], d: Path, timeout: float, step: Callable[[list[str]], None]
+    pip: list[str], args: list[str], d: Path, timeout: float, step: Callable[[list[str]], None] | None
 ) -> str:
     """The date-bounded install, with the local package sources (no upload times: pipdated.py) left out
-    where the configuration has any, else (or when that fails) as configured; what of that to say
-    before the bound's own words ("" when nothing was left out)."""
+    where the configuration has any, else (or when that fails, given `step`) as configured; what of that
+    to say before the bound's own words ("" when nothing was left out). Without `step` a failure raises:
+    a local source's newest releases would undo the bound (the era tier, eratier.py)."""
     local = pipdated.without_local(run_build([*pip, "config", "list"], cwd=d, timeout=timeout))
     if local is not None:
         env, dropped = local
@@ -161,7 +188,11 @@ def _dated(
             run_build([*pip, "install", *args], cwd=d, timeout=timeout, env=env)
             return f"from the indexes with upload times ({len(dropped)} local package source(s) left out), "
         except EnvError:
-            pass
+            if step is None:
+                raise
+    if step is None:
+        run_build([*pip, "install", *args], cwd=d, timeout=timeout)
+        return ""
     step(args)
     return "" if local is None else "with the local package sources too (they have no upload times), "
 

@@ -19,7 +19,7 @@ from ..progress import Progress, Quiet
 from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
-from . import datebound, envnotes, flaky, projectenv, toolchains
+from . import datebound, envnotes, eratier, flaky, projectenv, toolchains
 from .breakage import Breakage, breakage_finding, compare, localize
 from .detect import detect_command, none_found, tree_files
 from .pininstall import failing_pin, pins_versions
@@ -163,6 +163,7 @@ def _environment(
     progress: Progress,
     *,
     unpinned: bool = False,
+    dated: str = "era",
 ) -> projectenv.ProjectEnv:
     assert change.workdir is not None
     return projectenv.resolve(
@@ -175,6 +176,7 @@ def _environment(
         env_dir=env_dir,
         progress=progress,
         unpinned=unpinned,
+        dated=dated,
     )
 
 
@@ -195,16 +197,21 @@ def _unpinned(
     The new environment, runner, base run, sandbox and the note saying so; when that does not run the
     tests either, the note saying what was tried and why it failed."""
     assert change.workdir is not None
-    retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True)
     pinned = pins_versions(_requirements(env))
     how = "without their pins" if pinned else "as released at the base commit"
     what = "the npm packages" if argv[:1] == ["npm"] else "the test requirements"
-    if retried.error is not None:
-        return f"Test environment: rebuilding {what} {how} failed too ({retried.error[:200]})."
-    sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)
-    again = TestRunner(sandbox, argv, runner.timeout, runner.cache_dir, env=retried)
-    unpinned_base = again.at_commit(change.workdir, change.base_sha, hook)
-    still = projectenv.unusable(unpinned_base)
+    for dated in ("era", "floor"):  # the floor only where the era's releases (eratier.py) did not run them
+        retried = _environment(
+            argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True, dated=dated
+        )
+        if retried.error is not None:
+            return f"Test environment: rebuilding {what} {how} failed too ({retried.error[:200]})."
+        sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)
+        again = TestRunner(sandbox, argv, runner.timeout, runner.cache_dir, env=retried)
+        unpinned_base = again.at_commit(change.workdir, change.base_sha, hook)
+        still = projectenv.unusable(unpinned_base)
+        if still is None or not any(eratier.TIERED in n for n in retried.notes):
+            break
     if still is not None:
         return f"Test environment: with {what} installed {how} the tests did not run either ({still})."
     why = projectenv.unusable(base)

@@ -483,14 +483,24 @@ def test_a_bound_is_worth_a_rebuild_only_for_an_old_base(tmp_path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("pinned", "local"), [(True, False), (False, False), (True, True)])
+@pytest.mark.parametrize(
+    ("pinned", "local", "when"),
+    [
+        (True, False, "2024-03-01"),
+        (False, False, "2024-03-01"),
+        (True, True, "2024-03-01"),
+        (True, True, "2021-06-25"),
+    ],
+)
 def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(
-    pinned, local, tmp_path, monkeypatch
+    pinned, local, when, tmp_path, monkeypatch
 ):
-    """A 2021 tree (base commit dated 2024, after this Python's floor) whose pin was left out (or that pins
-    nothing and whose tests did not run with today's releases): the index
-    has prv-dated 2.0 (2025) and 1.0 (2020); the unpinned install takes 1.0, as a resolver would have
-    then, and the environment's note says so. pytest and pip 26 come from the machine's configured index.
+    """A tree whose pin was left out (or that pins nothing and whose tests did not run with today's
+    releases): the index has prv-dated 1.0 (2020), 1.5 (2022) and 2.0 (2025); the unpinned install takes
+    the release a resolver would have taken at the base commit's date, and the environment's note says so.
+    A base dated 2024 (after this Python's floor) gets 1.5. A base dated 2021, before 3.11 was supported,
+    gets 1.0, its own date's, and pytest as released at this Python's floor, 2023-04-25 (eratier.py: a
+    2021 pytest does not run on 3.11). pytest and pip 26 come from the machine's configured index.
     `local`: a find-links folder also holds prv-dated 3.0, with no upload time (a mirror on disk): it is
     left out of the dated install, or pip would take 3.0 whatever the bound."""
     from bot.config import build
@@ -503,6 +513,7 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(
         p.name: (p, t)
         for p, t in (
             (_wheel(files_dir, "prv-dated", "1.0"), "2020-01-01T00:00:00Z"),
+            (_wheel(files_dir, "prv-dated", "1.5"), "2022-01-01T00:00:00Z"),
             (_wheel(files_dir, "prv-dated", "2.0"), "2025-01-01T00:00:00Z"),
         )
     }
@@ -527,8 +538,8 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(
             (repo / k).write_text(v)
         dated = {
             **os.environ,
-            "GIT_COMMITTER_DATE": "2024-03-01T12:00:00Z",
-            "GIT_AUTHOR_DATE": "2024-03-01T12:00:00Z",
+            "GIT_COMMITTER_DATE": f"{when}T12:00:00Z",
+            "GIT_AUTHOR_DATE": f"{when}T12:00:00Z",
         }
         for cmd in (
             ["init", "-q"],
@@ -555,9 +566,20 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(
     out = subprocess.run(
         [exe, "-c", "import prv_dated; print(prv_dated.VERSION)"], capture_output=True, text=True
     )
-    assert out.stdout.strip() == "1.0", out.stderr
+    assert out.stdout.strip() == ("1.5" if when == "2024-03-01" else "1.0"), out.stderr
     notes, unpinned = pininstall.built_info(exe)
     assert unpinned and len(notes) == 1, notes
+    if when == "2021-06-25":
+        assert notes == [
+            "Test environment: the test requirements installed without their pins, as released up to "
+            "2021-06-25 (the base commit's date), and pytest as released up to 2023-04-25 (the base commit "
+            "predates this Python's supporting releases)."
+        ]
+        got = subprocess.run(
+            [exe, "-c", "import pytest; print(pytest.__version__)"], capture_output=True, text=True
+        )
+        assert got.stdout.startswith("7."), got  # 2023's (7.3), not 2021's 6.2, which fails on 3.11
+        return
     assert re.fullmatch(
         r"Test environment: the test requirements installed without their pins, "
         r"(from the indexes with upload times \(\d+ local package source\(s\) left out\), )?"
@@ -583,3 +605,73 @@ def test_pytests_own_deprecations_are_ignored_where_pytest_may_be_newer_than_the
         json.dumps({"requirements": requirements, "unpinned": unpinned})
     )
     assert pininstall.newer_pytest(str(tmp_path / "bin" / "python")) is newer
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_where_the_base_dates_releases_do_not_run_the_tests_the_floors_do(make_repo, tmp_path, monkeypatch):
+    """A 2021 tree pins prv-dated 1.0, which installs and fails at import on this Python (as py 1.10 does
+    on 3.11). Unpinned as released at the base commit's date (eratier.py) it is 1.0 again, and the tests
+    do not run either; then everything as released at this Python's floor (2023-04-25) brings 1.5 (2022),
+    which runs, and the change's broken test is flagged. Without that last step the note said "did not
+    run either" and nothing was tested."""
+    files_dir = tmp_path / "files"
+    files_dir.mkdir()
+    _DatedIndex.files = {
+        p.name: (p, t)
+        for p, t in (
+            (
+                _wheel(files_dir, "prv-dated", "1.0", body="raise ImportError('needs Python < 3.8')\n"),
+                "2020-01-01T00:00:00Z",
+            ),
+            (_wheel(files_dir, "prv-dated", "1.5"), "2022-01-01T00:00:00Z"),
+            (
+                _wheel(files_dir, "prv-dated", "2.0", body="raise ImportError('2025 API')\n"),
+                "2025-01-01T00:00:00Z",
+            ),
+        )
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DatedIndex)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", f"http://127.0.0.1:{server.server_port}/simple")
+        monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+        monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
+        for var in ("GIT_COMMITTER_DATE", "GIT_AUTHOR_DATE"):
+            monkeypatch.setenv(var, "2021-06-25T12:00:00Z")
+        calc = "def add(a, b):\n    return a + b\n"
+        tests = "import prv_dated\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+        repo = make_repo(
+            {
+                "calc.py": calc,
+                "tests/test_calc.py": tests,
+                "pytest.ini": "",
+                "requirements/tests.in": "pytest\nprv-dated\n",
+                "requirements/tests.txt": "prv-dated==1.0\npytest\n",
+            },
+            {"calc.py": calc.replace("a + b", "a - b")},
+        )
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+        cfg = tmp_path / "cfg.yml"
+        cfg.write_text(
+            yaml.safe_dump(
+                {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
+            )
+        )
+        res = CliRunner().invoke(
+            cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"]
+        )
+    finally:
+        server.shutdown()
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
+    notes = [n for n in data["notes"] if n.startswith("Test environment:")]
+    assert [(f["path"], f["line"]) for f in broken] == [("calc.py", 2)], data["notes"]
+    assert len(notes) == 1 and "`prv-dated==1.0`: collection failed" in notes[0], notes
+    assert "installed them without their pins instead, " in notes[0], notes
+    assert notes[0].endswith(
+        "as released up to 2023-04-25 (the base commit predates this Python's supporting releases)."
+    ), notes
