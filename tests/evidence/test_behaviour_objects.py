@@ -192,6 +192,25 @@ def test_a_constructor_no_test_reaches_is_called_through_its_class(make_repo, tm
     assert not any("special method" in n for n in data["notes"])
 
 
+@needs_bwrap
+def test_a_function_no_test_reaches_whose_generated_calls_agree_is_said_not_silent(
+    make_repo, tmp_path
+) -> None:
+    """No test reaches `scale`; Hypothesis's calls from its type hints run at base and head and agree (a
+    refactor). The note says what was compared, with one call; before, such a callable was not named
+    anywhere (a python-dotenv click command, tuning)."""
+    base = "def scale(n: int, k: int) -> int:\n    return n * k\n"
+    head = "def scale(n: int, k: int) -> int:\n    out = n * k\n    return out\n"
+    repo = make_repo({"calc.py": base}, {"calc.py": head})
+    data = _review(repo, tmp_path, [])
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"]
+    (note,) = [n for n in data["notes"] if "`scale` (reached by no test)" in n]
+    assert note.startswith(
+        "behaviour: `scale` (reached by no test) gave the same results at base and head on "
+    )
+    assert "hypothesis" in note and "e.g. `scale(" in note
+
+
 def test_the_changes_words_are_its_title_description_commit_messages_and_added_docs(make_repo) -> None:
     repo = make_repo(
         {"m.py": "x = 1\n", "CHANGES.rst": "1.0\n", "docs/api.md": "# API\n"},

@@ -216,6 +216,9 @@ class BehaviourEvidence:
                     [c for c in unreached if c.key not in told], inputs, new_calls
                 )
                 self.notes += replays.note(self.targets, replayed)
+                self.notes += said.generated_alike(
+                    [c for c in unreached if c.key not in replayed], new_calls, {d.callable for d in diffs}
+                )
                 self.notes += steer.note(self.targets, steered, new_calls, diffs)
                 self.notes += seeded.note(self.targets, steered, new_calls, diffs)
         self.notes += said.alike(

@@ -57,3 +57,30 @@ def not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call])
             why = "no input could be built"
         out.append(f"{c.qualname} (reached by no test; {why})")
     return out
+
+
+def generated_alike(unreached: list[Changed], calls: list[Call], differing: set[str]) -> list[str]:
+    """A note for the callables no test reaches whose generated calls (docstring examples, Hypothesis,
+    boundary values, the model's: not the tests' calls replayed) ran and gave the same results at base
+    and head: what was compared, with one call as the example. Without it such a callable was silent
+    (python-dotenv's click command `run`, tuning: no note, no finding, nothing said)."""
+    out = []
+    for c in unreached:
+        if c.key in differing:
+            continue
+        ran = [
+            x
+            for x in calls
+            if x.callable == c.key
+            and (x.replay is None or not x.replay.pickled)
+            and x.result.get("kind") != "unavailable"
+        ]
+        if ran:
+            kinds = sorted({x.origin for x in ran})
+            shown = ran[0].text()
+            shown = shown if len(shown) <= 80 else shown[:79] + "…"
+            out.append(
+                f"behaviour: `{c.qualname}` (reached by no test) gave the same results at base and head on "
+                f"{len(ran)} generated call(s) ({', '.join(kinds)}; e.g. `{shown}`)"
+            )
+    return out
