@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from pathlib import Path
+
+from .envbase import EnvError, run_build
 
 # the settings that name package sources: a local one among them is left out of the dated install
 SOURCES = ("index-url", "extra-index-url", "find-links")
@@ -50,3 +54,26 @@ def without_local(listing: str) -> tuple[dict[str, str | None], list[str]] | Non
         else:
             env[var] = value
     return (env, dropped) if dropped else None
+
+
+def install(
+    pip: list[str], args: list[str], d: Path, timeout: float, step: Callable[[list[str]], None] | None
+) -> str:
+    """The date-bounded install, with the local package sources (no upload times) left out
+    where the configuration has any, else (or when that fails, given `step`) as configured; what of that
+    to say before the bound's own words ("" when nothing was left out). Without `step` a failure raises:
+    a local source's newest releases would undo the bound (the era tier, eratier.py)."""
+    local = without_local(run_build([*pip, "config", "list"], cwd=d, timeout=timeout))
+    if local is not None:
+        env, dropped = local
+        try:
+            run_build([*pip, "install", *args], cwd=d, timeout=timeout, env=env)
+            return f"from the indexes with upload times ({len(dropped)} local package source(s) left out), "
+        except EnvError:
+            if step is None:
+                raise
+    if step is None:
+        run_build([*pip, "install", *args], cwd=d, timeout=timeout)
+        return ""
+    step(args)
+    return "" if local is None else "with the local package sources too (they have no upload times), "

@@ -107,13 +107,11 @@ def resolve(
     env_dir: Path,
     progress: Progress | None = None,
     head_sha: str = "HEAD",
-    unpinned: bool = False,
-    dated: str = "era",
+    unpinned: str = "",
 ) -> ProjectEnv:
     """The environment for `argv` (the configured or detected test command). Never raises for what the
-    project lacks: a failed build comes back with `error` set (the first error line). `unpinned`: a built
-    venv's test requirements without their versions; an unlocked npm tree's releases of the base's date.
-    `dated`: how a venv's unpinned install of an old tree is bounded (pyvenv.build_venv).
+    project lacks: a failed build comes back with `error` set (the first error line). `unpinned` ("era",
+    "floor": pyvenv.build_venv): a venv's test requirements unpinned; an npm tree's of the base's date.
 
     Dependency files are read, and builds run, from `source` only: the PR's real base (a comparison base
     such as an incremental review's last head is the PR author's commit and never reaches the host)."""
@@ -127,18 +125,7 @@ def resolve(
 
     try:
         env = _resolve(
-            list(argv),
-            cfg,
-            repo,
-            base_sha,
-            files,
-            read,
-            sandbox_name,
-            env_dir,
-            progress,
-            head_sha,
-            unpinned,
-            dated,
+            list(argv), cfg, repo, base_sha, files, read, sandbox_name, env_dir, progress, head_sha, unpinned
         )
     except EnvError as exc:
         env = ProjectEnv("failed", tuple(argv), error=str(exc) or "environment build failed")
@@ -157,8 +144,7 @@ def _resolve(
     env_dir: Path,
     progress: Progress,
     head_sha: str = "HEAD",
-    unpinned: bool = False,
-    dated: str = "era",
+    unpinned: str = "",
 ) -> ProjectEnv:
     python = interpreter(cfg.tests.python, repo, head_sha) if cfg.tests.python else None
     if cfg.test_cmd:
@@ -187,7 +173,7 @@ def _resolve(
             from .pyvenv import build_venv
 
             exe, key, ro, how = build_venv(
-                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned, dated=dated
+                layout, files, read, env_dir, cfg, progress, repo, base_sha, unpinned=unpinned
             )
         pythonpath = ":".join("{root}" if r == "." else "{root}/" + r for r in layout.roots)
         bindir = str(Path(exe).parent) if "/" in exe else ""
@@ -211,7 +197,7 @@ def _resolve(
     if tc is not None and sandbox_name != "docker":
         from .toolchains import build_toolchain
 
-        return build_toolchain(tc, argv, read, env_dir, cfg, progress, repo, base_sha, dated=unpinned)
+        return build_toolchain(tc, argv, read, env_dir, cfg, progress, repo, base_sha, dated=bool(unpinned))
     return ProjectEnv("detected", tuple(argv), describe="detected command, run as is")
 
 

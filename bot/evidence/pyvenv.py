@@ -46,13 +46,12 @@ def build_venv(
     progress: Progress,
     repo: Path,
     base_sha: str,
-    unpinned: bool = False,
-    dated: str = "era",
+    unpinned: str = "",
 ) -> tuple[str, str, tuple[str, ...], str]:
     """(python executable, key, read-only paths for the sandbox, description). `unpinned`: the test
     requirements without their versions (the pinned set installed, but the tests did not run with it);
-    for a tree older than this Python, `dated` "era" installs them in two tiers (eratier.py), "floor"
-    all at this Python's floor (the era environment's tests did not run)."""
+    for a tree older than this Python, "era" installs them in two tiers (eratier.py), "floor" all at this
+    Python's floor (the era environment's tests did not run). A pinned install's fallback is "era"."""
     uv = None if cfg.tests.wheels_only else shutil.which("uv")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     reqs = list(layout.requirements)
@@ -75,7 +74,7 @@ def build_venv(
         cfg.tests.wheels_only,
         *([list(pins)] if pins else []),  # the lock's versions for this Python, as read by this prereview
         *(["unpinned", "local sources left out"] if unpinned else []),  # built before that: not reused
-        f"dated {dated}",  # how an unpinned fallback is bounded (eratier.py): built before, not reused
+        f"dated {unpinned or 'era'}",  # how an unpinned install is bounded (eratier.py): not reused
     )
     d = env_dir / f"py{version}-{key}"
     exe = d / "bin" / "python"
@@ -97,7 +96,7 @@ def build_venv(
             when = datebound.commit_time(repo, base_sha)
             limit = datebound.bound(when) if when is not None else None
             # the base's own date where the floor is later: the runner at the floor, the rest at it
-            era = datebound.era(when, limit) if dated == "era" else None
+            era = datebound.era(when, limit) if unpinned != "floor" else None
             if unpinned and retry is None:  # no pins to leave out: the same set, as of the base's date
                 if limit is None:
                     raise EnvError("the test requirements have no versions to leave out")
@@ -124,7 +123,7 @@ def build_venv(
                     step([*args, *(datebound.args("uv", limit) if limit else [])])
                     return datebound.describe(limit, when) if limit else ""
 
-                notes = _install(step, loose, reqs_args, retry, unpinned, relax)
+                notes = _install(step, loose, reqs_args, retry, bool(unpinned), relax)
                 if locked_reqs:
                     run_build([*install, "-r", locked_reqs, "--no-deps"], cwd=d, timeout=timeout)
                 uninstall = [uv, "pip", "uninstall", "--quiet", "--python", str(exe)]
@@ -148,7 +147,9 @@ def build_venv(
                     if era is not None:
                         try:
                             lifted = eratier.install(
-                                lambda a, t: _dated(pip, [*a, *datebound.args("pip", t)], d, timeout, None),
+                                lambda a, t: pipdated.install(
+                                    pip, [*a, *datebound.args("pip", t)], d, timeout, None
+                                ),
                                 args,
                                 reqs,
                                 era,
@@ -157,44 +158,21 @@ def build_venv(
                             return eratier.describe(era, limit, lifted)
                         except EnvError:  # everything at the floor, as below, the era's releases replaced
                             args = [*args, "--upgrade", "--upgrade-strategy", "eager"]
-                    return _dated(pip, [*args, *datebound.args("pip", limit)], d, timeout, step) + (
+                    return pipdated.install(pip, [*args, *datebound.args("pip", limit)], d, timeout, step) + (
                         datebound.describe(limit, when)
                     )
 
-                notes = _install(step, loose, reqs_args, retry, unpinned, relax)
+                notes = _install(step, loose, reqs_args, retry, bool(unpinned), relax)
                 uninstall = [*pip, "-q", "uninstall", "-y"]
             if layout.name:
                 _remove_own_copy(uninstall, layout.name, d, timeout)
                 _bare_dist_info(d, layout.name, read)
             info = {"requirements": reqs, "tool": tool, "python": version, "notes": notes}
-            mark_ready(d, {**info, "unpinned": unpinned or bool(notes)})
+            mark_ready(d, {**info, "unpinned": bool(unpinned or notes)})
     if not exe.exists():
         raise EnvError(f"the test environment {d} has no bin/python; delete it and retry")
     ro = (str(d), sys.base_prefix, str(Path(base_python()).resolve().parent.parent))
     return str(exe), key, tuple(dict.fromkeys(ro)), f"venv {d} ({tool})"
-
-
-def _dated(
-    pip: list[str], args: list[str], d: Path, timeout: float, step: Callable[[list[str]], None] | None
-) -> str:
-    """The date-bounded install, with the local package sources (no upload times: pipdated.py) left out
-    where the configuration has any, else (or when that fails, given `step`) as configured; what of that
-    to say before the bound's own words ("" when nothing was left out). Without `step` a failure raises:
-    a local source's newest releases would undo the bound (the era tier, eratier.py)."""
-    local = pipdated.without_local(run_build([*pip, "config", "list"], cwd=d, timeout=timeout))
-    if local is not None:
-        env, dropped = local
-        try:
-            run_build([*pip, "install", *args], cwd=d, timeout=timeout, env=env)
-            return f"from the indexes with upload times ({len(dropped)} local package source(s) left out), "
-        except EnvError:
-            if step is None:
-                raise
-    if step is None:
-        run_build([*pip, "install", *args], cwd=d, timeout=timeout)
-        return ""
-    step(args)
-    return "" if local is None else "with the local package sources too (they have no upload times), "
 
 
 def _install(

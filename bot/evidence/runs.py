@@ -44,6 +44,7 @@ class TestRuns:
     unusable: str | None = None  # why the tests gave no evidence (environment failed, base tested nothing)
     notes: tuple[str, ...] = ()
     seconds: Mapping[str, float] = field(default_factory=dict)  # per step: "env", "tests", "reruns"
+    untraced: str = ""  # why the runs were made without the behaviour tracer (its base run timed out)
 
     @property
     def compared(self) -> bool:
@@ -107,15 +108,25 @@ def run_tests(
         + f"environment: {env.describe}, ready in {env.seconds:.1f}s)"
     )
     hook = hook_for(argv) if hook_for is not None else None
-    t0, why, head = time.monotonic(), None, None
+    t0, why, head, untraced = time.monotonic(), None, None, ""
     try:  # with the behaviour tracer loaded when there is one: still one run per side
         base = runner.at_commit(repo, change.base_sha, hook)
+        if hook is not None and base.timed_out:  # the tracer's cost, or the suite's own: once without it
+            plain = runner.at_commit(repo, change.base_sha, None)
+            if not plain.timed_out:
+                untraced = (
+                    f"the test run with the call recorder timed out after {base.seconds:.0f}s and took "
+                    f"{plain.seconds:.0f}s without it, so the tests' calls were not recorded"
+                )
+                base, hook = plain, None
+                notes.append(f"tests: {untraced}.")
         why = projectenv.unusable(base)
         pinned = pins_versions(_requirements(env)) and not any("without their pins" in n for n in env.notes)
         broke = why is not None and why.startswith(("collection failed", "no test ran"))  # not a timeout
         dated = not pinned and broke and datebound.narrows(repo, change.base_sha)
         npm_dated = broke and env.kind == "toolchain" and argv[:1] == ["npm"] and _npm_stale(repo, change)
-        if why is not None and ((env.kind == "built" and (pinned or dated)) or npm_dated):  # installs, no run
+        installs = env.kind == "built" and (pinned or dated) and not base.timed_out  # not an install's fault
+        if why is not None and (installs or npm_dated):  # installs, no run
             retried = _unpinned(argv, change, cfg, runner, base, env, env_dir, hook, progress)
             if isinstance(retried, str):  # that did not run either: said, with the first run's reason
                 notes.append(retried)
@@ -151,7 +162,7 @@ def run_tests(
         f"tests: base {base.summary()}; head {head.summary()} "
         f"(environment {seconds['env']:.1f}s, tests {seconds['tests']:.1f}s)"
     )
-    return TestRuns(runner, base, head, breakage, sandbox, env, None, tuple(notes), seconds)
+    return TestRuns(runner, base, head, breakage, sandbox, env, None, tuple(notes), seconds, untraced)
 
 
 def _environment(
@@ -162,8 +173,7 @@ def _environment(
     env_dir: Path,
     progress: Progress,
     *,
-    unpinned: bool = False,
-    dated: str = "era",
+    unpinned: str = "",
 ) -> projectenv.ProjectEnv:
     assert change.workdir is not None
     return projectenv.resolve(
@@ -176,7 +186,6 @@ def _environment(
         env_dir=env_dir,
         progress=progress,
         unpinned=unpinned,
-        dated=dated,
     )
 
 
@@ -201,9 +210,7 @@ def _unpinned(
     how = "without their pins" if pinned else "as released at the base commit"
     what = "the npm packages" if argv[:1] == ["npm"] else "the test requirements"
     for dated in ("era", "floor"):  # the floor only where the era's releases (eratier.py) did not run them
-        retried = _environment(
-            argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=True, dated=dated
-        )
+        retried = _environment(argv, change, cfg, runner.sandbox, env_dir, progress, unpinned=dated)
         if retried.error is not None:
             return f"Test environment: rebuilding {what} {how} failed too ({retried.error[:200]})."
         sandbox = projectenv.with_ro_paths(runner.sandbox, retried.ro_paths)

@@ -559,7 +559,7 @@ def test_the_unpinned_install_takes_the_releases_of_the_base_commits_time(
             Quiet(),
             repo,
             sha.strip(),
-            unpinned=True,
+            unpinned="era",
         )
     finally:
         server.shutdown()

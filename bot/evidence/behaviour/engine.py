@@ -52,6 +52,7 @@ class BehaviourEvidence:
     seconds: float = 0.0
     seconds_prepare: float = 0.0  # finding the changed callables (counted in the stage's budget)
     seconds_model: float = 0.0
+    unrecorded: bool = False  # the tests ran without the tracer (its run timed out): no call recorded
     sandbox: Sandbox | None = None
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
@@ -107,6 +108,10 @@ class BehaviourEvidence:
     def _traced(self, tests: TestRuns | None) -> tuple[list[Call], list[Call]]:
         runner = tests.runner if tests is not None else None
         if self._hook is None or runner is None or tests is None or tests.head is None:
+            return [], []
+        if tests.untraced:  # the runs were made without the tracer: nothing the tests called is known
+            self.unrecorded = True
+            self.notes.append(f"behaviour: {tests.untraced}; only generated calls were compared")
             return [], []
         base, _ = compare.from_trace(runner.collected_at(self.change.base_sha, self._hook))
         head, dropped = compare.from_trace(runner.collected_at(self.change.head_sha, self._hook))
@@ -199,28 +204,19 @@ class BehaviourEvidence:
                     )
                 inputs = documented + plan.inputs + again + steered
                 if inputs:
-                    progress.message(
-                        f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
-                        f"at base and head on {len(inputs)} input(s)"
-                        + (f" ({len(again)} replayed from the base run's tests)" if again else "")
-                        + (f" ({len(steered)} of the tests' calls steered at the change)" if steered else "")
-                    )
+                    progress.message(said.calling(inputs, again, steered))
                     more, new_calls = self._generated(sandbox, inputs, deadline)
                     diffs += [d for d in more if not replays.lacks_new_attribute(d)]
-                replayed = replays.replayed(again, new_calls)
-                for c, why in plan.skipped:
-                    if c.key not in replayed:
-                        self.skipped.append(f"{c.qualname} (reached by no test; {why})")
-                told = {c.key for c, _ in plan.skipped}
-                self.skipped += said.not_called(
-                    [c for c in unreached if c.key not in told], inputs, new_calls
+                skipped, notes = said.after_calls(
+                    self.targets,
+                    unreached,
+                    plan.skipped,
+                    (again, steered, inputs),
+                    new_calls,
+                    diffs,
+                    said.unreached_words(self.unrecorded),
                 )
-                self.notes += replays.note(self.targets, replayed)
-                self.notes += said.generated_alike(
-                    [c for c in unreached if c.key not in replayed], new_calls, {d.callable for d in diffs}
-                )
-                self.notes += steer.note(self.targets, steered, new_calls, diffs)
-                self.notes += seeded.note(self.targets, steered, new_calls, diffs)
+                self.skipped, self.notes = self.skipped + skipped, self.notes + notes
         self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not edited(x.origin)],

@@ -3,9 +3,52 @@ reached only by failing tests, or not called at all, and why. "Nothing found" is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from . import replays, seeded, steer
 from .callables import Changed
-from .compare import OUTER, Call
+from .compare import OUTER, Call, Difference
 from .generate import Input
+
+
+def unreached_words(unrecorded: bool) -> str:
+    """How a callable with no recorded test call is described: reached by no test, or not recorded (the
+    tests ran without the tracer, runs.TestRuns.untraced)."""
+    return "its calls in the tests not recorded" if unrecorded else "reached by no test"
+
+
+def calling(inputs: list[Input], again: list[Input], steered: list[Input]) -> str:
+    """The progress line before the stage makes its own calls."""
+    return (
+        f"behaviour: calling {len({i.callable for i in inputs})} changed function(s) "
+        f"at base and head on {len(inputs)} input(s)"
+        + (f" ({len(again)} replayed from the base run's tests)" if again else "")
+        + (f" ({len(steered)} of the tests' calls steered at the change)" if steered else "")
+    )
+
+
+def after_calls(
+    targets: list[Changed],
+    unreached: list[Changed],
+    planned_out: Sequence[tuple[Changed, str]],
+    given: tuple[list[Input], list[Input], list[Input]],
+    calls: list[Call],
+    diffs: Sequence[Difference],
+    words: str,
+) -> tuple[list[str], list[str]]:
+    """What the stage says once its own calls were made: (what was not compared and why, notes). `given`:
+    the replayed, the steered and all inputs; `planned_out`: the callables no input could be planned for."""
+    again, steered, inputs = given
+    replayed = replays.replayed(again, calls)
+    skipped = [f"{c.qualname} ({words}; {why})" for c, why in planned_out if c.key not in replayed]
+    told = {c.key for c, _ in planned_out}
+    skipped += not_called([c for c in unreached if c.key not in told], inputs, calls, words)
+    differing = {d.callable for d in diffs}
+    notes = replays.note(targets, replayed)
+    notes += generated_alike([c for c in unreached if c.key not in replayed], calls, differing, words)
+    return skipped, notes + steer.note(targets, steered, calls, diffs) + seeded.note(
+        targets, steered, calls, diffs
+    )
 
 
 def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:
@@ -39,7 +82,9 @@ def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str
     return out
 
 
-def not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call]) -> list[str]:
+def not_called(
+    unreached: list[Changed], inputs: list[Input], calls: list[Call], words: str = "reached by no test"
+) -> list[str]:
     """What was not compared, and why, for each callable no test reaches whose generated calls gave no
     result either (its class could not be built, its calls did not run): said every time, never silent."""
     out = []
@@ -55,11 +100,13 @@ def not_called(unreached: list[Changed], inputs: list[Input], calls: list[Call])
             why = "its generated calls did not run"
         else:
             why = "no input could be built"
-        out.append(f"{c.qualname} (reached by no test; {why})")
+        out.append(f"{c.qualname} ({words}; {why})")
     return out
 
 
-def generated_alike(unreached: list[Changed], calls: list[Call], differing: set[str]) -> list[str]:
+def generated_alike(
+    unreached: list[Changed], calls: list[Call], differing: set[str], words: str = "reached by no test"
+) -> list[str]:
     """A note for the callables no test reaches whose generated calls (docstring examples, Hypothesis,
     boundary values, the model's: not the tests' calls replayed) ran and gave the same results at base
     and head: what was compared, with one call as the example. Without it such a callable was silent
@@ -80,7 +127,7 @@ def generated_alike(unreached: list[Changed], calls: list[Call], differing: set[
             shown = ran[0].text()
             shown = shown if len(shown) <= 80 else shown[:79] + "…"
             out.append(
-                f"behaviour: `{c.qualname}` (reached by no test) gave the same results at base and head on "
+                f"behaviour: `{c.qualname}` ({words}) gave the same results at base and head on "
                 f"{len(ran)} generated call(s) ({', '.join(kinds)}; e.g. `{shown}`)"
             )
     return out
