@@ -11,7 +11,7 @@ longer builds (greenlet 1.1.0). So the runner (pytest, its own dependencies the 
 is installed first at the floor, then the requirements at the base's date: pip keeps an installed
 release that satisfies an unpinned requirement, even one newer than the bound. A package whose build
 then fails is moved to the floor tier too, one at a time (at most MAX_LIFTED). Measured on flask
-9f0da9b7 (2021-06-25, a tree outside the corpus): 246 passed / 230 failed -> 470 passed / 4 failed.
+9f0da9b7 (2021, a tree outside the corpus), the review's base run: 246 passed, 230 failed -> 476 passed.
 
 Where the era tier fails (a library of the tree's date that does not import on this Python), the caller
 installs everything at the floor, as before (runs.py rebuilds at the floor when the era environment's
