@@ -352,6 +352,38 @@ def test_a_pin_that_installs_but_does_not_run_is_named_from_the_traceback():
 # ---------------------------------------------------------------- end to end: pins that install, do not run
 
 
+def _pinned_calc(make_repo, package: str) -> Path:
+    """A repo whose tests import `package`, pinned at 1.0 (with its `.in` input); head breaks `add`."""
+    calc = "def add(a, b):\n    return a + b\n"
+    module = package.replace("-", "_")
+    tests = f"import {module}\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    return make_repo(
+        {
+            "calc.py": calc,
+            "tests/test_calc.py": tests,
+            "pytest.ini": "",
+            "requirements/tests.in": f"pytest\n{package}\n",
+            "requirements/tests.txt": f"{package}==1.0\npytest\n",
+        },
+        {"calc.py": calc.replace("a + b", "a - b")},
+    )
+
+
+def _silent_review(repo: Path, tmp_path: Path) -> dict:
+    """`prereview review --format json` with a model that finds nothing: what it flags is the tests'."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
+        )
+    )
+    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 @pytest.mark.parametrize("mended", [True, False])
@@ -370,29 +402,7 @@ def test_a_pinned_set_that_installs_but_does_not_run_is_rebuilt_unpinned(
     )
     monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
-    calc = "def add(a, b):\n    return a + b\n"
-    tests = "import prv_runbreaker\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    repo = make_repo(
-        {
-            "calc.py": calc,
-            "tests/test_calc.py": tests,
-            "pytest.ini": "",
-            "requirements/tests.in": "pytest\nprv-runbreaker\n",
-            "requirements/tests.txt": "prv-runbreaker==1.0\npytest\n",
-        },
-        {"calc.py": calc.replace("a + b", "a - b")},
-    )
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
-    cfg = tmp_path / "cfg.yml"
-    cfg.write_text(
-        yaml.safe_dump(
-            {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
-        )
-    )
-    res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
+    data = _silent_review(_pinned_calc(make_repo, "prv-runbreaker"), tmp_path)
     broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
     notes = [n for n in data["notes"] if n.startswith("Test environment:")]
     if not mended:
@@ -640,33 +650,9 @@ def test_where_the_base_dates_releases_do_not_run_the_tests_the_floors_do(make_r
         monkeypatch.setenv("PREREVIEW_ENV_DIR", str(tmp_path / "envs"))
         for var in ("GIT_COMMITTER_DATE", "GIT_AUTHOR_DATE"):
             monkeypatch.setenv(var, "2021-06-25T12:00:00Z")
-        calc = "def add(a, b):\n    return a + b\n"
-        tests = "import prv_dated\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-        repo = make_repo(
-            {
-                "calc.py": calc,
-                "tests/test_calc.py": tests,
-                "pytest.ini": "",
-                "requirements/tests.in": "pytest\nprv-dated\n",
-                "requirements/tests.txt": "prv-dated==1.0\npytest\n",
-            },
-            {"calc.py": calc.replace("a + b", "a - b")},
-        )
-        script = tmp_path / "script.json"
-        script.write_text(json.dumps({"replies": [], "default": {"findings": []}}))
-        cfg = tmp_path / "cfg.yml"
-        cfg.write_text(
-            yaml.safe_dump(
-                {"model": {"backend": "scripted", "script": str(script)}, "patches": {"enabled": False}}
-            )
-        )
-        res = CliRunner().invoke(
-            cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"]
-        )
+        data = _silent_review(_pinned_calc(make_repo, "prv-dated"), tmp_path)
     finally:
         server.shutdown()
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
     broken = [f for f in data["findings"] if f["rule_id"] == "tests/broken"]
     notes = [n for n in data["notes"] if n.startswith("Test environment:")]
     assert [(f["path"], f["line"]) for f in broken] == [("calc.py", 2)], data["notes"]
