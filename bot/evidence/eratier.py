@@ -55,18 +55,33 @@ def install(
     the era install is repeated. Returns the names installed at the floor; EnvError when the era install
     still fails (another failure, or MAX_LIFTED packages moved already)."""
     lifted = runner_names(requirements)
+    runner = len(lifted)
     at(list(lifted), floor)
-    for _ in range(MAX_LIFTED + 1):
+    while True:
         try:
             at(args, era)
             return lifted
         except EnvError as exc:
             name = name_of(install_failure(exc.output or str(exc))[0])
-            if not name or name in lifted or len(lifted) >= len(runner_names(requirements)) + MAX_LIFTED:
+            if not name or name in lifted or len(lifted) - runner >= MAX_LIFTED:
                 raise
             lifted.append(name)
             at([name], floor)
-    raise EnvError("the era install did not settle")  # not reached: the loop returns or raises
+
+
+def attempt(
+    at: Callable[[list[str], datetime], object],
+    args: list[str],
+    requirements: Sequence[str],
+    era: datetime,
+    floor: datetime,
+) -> str | None:
+    """`install`, and the note's words for its bound; None when it failed (the caller installs everything
+    at the floor, over what the era tier left)."""
+    try:
+        return describe(era, floor, install(at, args, requirements, era, floor))
+    except EnvError:
+        return None
 
 
 def describe(era: datetime, floor: datetime, lifted: Sequence[str]) -> str:

@@ -113,13 +113,12 @@ def build_venv(
 
                 def loose(args: list[str]) -> str:  # unpinned: the releases of the base's time
                     if era is not None and limit is not None:
-                        try:
-                            lifted = eratier.install(
-                                lambda a, t: step([*a, *datebound.args("uv", t)]), args, reqs, era, limit
-                            )
-                            return eratier.describe(era, limit, lifted)
-                        except EnvError:  # everything at the floor, as below, the era's releases replaced
-                            args = [*args, "--upgrade"]
+                        how = eratier.attempt(
+                            lambda a, t: step([*a, *datebound.args("uv", t)]), args, reqs, era, limit
+                        )
+                        if how is not None:
+                            return how
+                        args = [*args, "--upgrade"]  # everything at the floor, the era's releases replaced
                     step([*args, *(datebound.args("uv", limit) if limit else [])])
                     return datebound.describe(limit, when) if limit else ""
 
@@ -145,19 +144,18 @@ def build_venv(
                         step(args)
                         return f"with today's releases ({datebound.PIP_WITH_BOUND} did not install: {exc})"
                     if era is not None:
-                        try:
-                            lifted = eratier.install(
-                                lambda a, t: pipdated.install(
-                                    pip, [*a, *datebound.args("pip", t)], d, timeout, None
-                                ),
-                                args,
-                                reqs,
-                                era,
-                                limit,
-                            )
-                            return eratier.describe(era, limit, lifted)
-                        except EnvError:  # everything at the floor, as below, the era's releases replaced
-                            args = [*args, "--upgrade", "--upgrade-strategy", "eager"]
+                        how = eratier.attempt(
+                            lambda a, t: pipdated.install(
+                                pip, [*a, *datebound.args("pip", t)], d, timeout, None
+                            ),
+                            args,
+                            reqs,
+                            era,
+                            limit,
+                        )
+                        if how is not None:
+                            return how
+                        args = [*args, "--upgrade", "--upgrade-strategy", "eager"]  # as for uv, above
                     return pipdated.install(pip, [*args, *datebound.args("pip", limit)], d, timeout, step) + (
                         datebound.describe(limit, when)
                     )

@@ -17,7 +17,7 @@ ALLOWED: dict[str, int] = {
     "bot/config.py": 500,
     "bot/evidence/behaviour/judge.py": 434,
     "bot/evidence/behaviour/callables.py": 419,
-    "bot/evidence/behaviour/engine.py": 410,
+    "bot/evidence/behaviour/engine.py": 408,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 302,
     "bot/evidence/testrun.py": 326,

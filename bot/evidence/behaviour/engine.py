@@ -52,7 +52,6 @@ class BehaviourEvidence:
     seconds: float = 0.0
     seconds_prepare: float = 0.0  # finding the changed callables (counted in the stage's budget)
     seconds_model: float = 0.0
-    unrecorded: bool = False  # the tests ran without the tracer (its run timed out): no call recorded
     sandbox: Sandbox | None = None
     env: ProjectEnv | None = None  # the tests' environment: generated calls run with the same interpreter
     _hook: testrun.RunHook | None = None
@@ -110,7 +109,6 @@ class BehaviourEvidence:
         if self._hook is None or runner is None or tests is None or tests.head is None:
             return [], []
         if tests.untraced:  # the runs were made without the tracer: nothing the tests called is known
-            self.unrecorded = True
             self.notes.append(f"behaviour: {tests.untraced}; only generated calls were compared")
             return [], []
         base, _ = compare.from_trace(runner.collected_at(self.change.base_sha, self._hook))
@@ -214,7 +212,7 @@ class BehaviourEvidence:
                     (again, steered, inputs),
                     new_calls,
                     diffs,
-                    said.unreached_words(self.unrecorded),
+                    said.unreached_words(bool(runs.untraced)),
                 )
                 self.skipped, self.notes = self.skipped + skipped, self.notes + notes
         self.notes += said.alike(

@@ -13,7 +13,7 @@ from .generate import Input
 
 def unreached_words(unrecorded: bool) -> str:
     """How a callable with no recorded test call is described: reached by no test, or not recorded (the
-    tests ran without the tracer, runs.TestRuns.untraced)."""
+    tests ran without the tracer: runs.TestRuns.untraced says why)."""
     return "its calls in the tests not recorded" if unrecorded else "reached by no test"
 
 
