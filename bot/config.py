@@ -197,9 +197,8 @@ class BehaviourConfig(_Section):
     )
     wrapped_inputs: int = Field(4, ge=0, description="Distinct test inputs per function made again varied")
     edge_calls: int = Field(48, ge=0, description="Test calls per run made with an edge argument")
-    outer_calls: int = Field(
-        60, ge=0, description="Tests' calls reaching a changed function, made again varied"
-    )
+    outer_calls: int = Field(60, ge=0, description="Tests' calls reaching a changed function, varied")
+    amplified_tests: int = Field(36, ge=0, description="Variants of tests reaching it, one literal changed")
     budget_seconds: float = Field(120.0, gt=0, description="Time budget for generated calls and judgement")
     call_timeout: float = Field(2.0, gt=0, description="Seconds one generated call may run before it hangs")
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")

@@ -72,6 +72,7 @@ def test_inputs_swap_one_argument_of_a_pickled_call_from_the_tests() -> None:
 
 
 def _review(repo: Path, tmp_path: Path, **extra) -> dict:
+    extra.setdefault("behaviour", {}).setdefault("amplified_tests", 0)  # amplify.py reaches these too
     res = CliRunner().invoke(
         cli,
         ["review", "--repo", str(repo), "--config", str(_config(tmp_path, [], **extra)), "--format", "json"],

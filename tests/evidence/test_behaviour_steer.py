@@ -72,7 +72,8 @@ def _review(repo: Path, tmp_path: Path, replies: list[dict], **extra) -> dict:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"replies": replies, "default": {"findings": []}}))
     cfg = tmp_path / "cfg.yml"
-    extra.setdefault("behaviour", {"steer": True})  # off by default (docs/quality.md: no gain at 1.5B)
+    given = extra.setdefault("behaviour", {"steer": True})  # off by default (docs/quality.md)
+    given.setdefault("amplified_tests", 0)  # the tests' variants (amplify.py) reach these too: kept apart
     cfg.write_text(yaml.safe_dump({"model": {"backend": "scripted", "script": str(script)}, **extra}))
     res = CliRunner().invoke(cli, ["review", "--repo", str(repo), "--config", str(cfg), "--format", "json"])
     assert res.exit_code == 0, res.output

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import pysyntax
 from ...change.diff import Diff, is_test_path
 from ...config import Config
 from ...models import Model
@@ -24,13 +23,27 @@ from ...types import BehaviourChange, ChangeRequest, Finding, PrereviewError
 from .. import testrun
 from ..projectenv import ProjectEnv
 from ..runs import TestRuns
-from . import accounts, addedtests, compare, generate, harness, judge, objects, replays, said, seeded, steer
+from . import (
+    accounts,
+    addedtests,
+    amplify,
+    compare,
+    generate,
+    harness,
+    judge,
+    objects,
+    replays,
+    said,
+    seeded,
+    steer,
+)
 from .callables import Changed, Reader, changed_callables
 from .compare import Call, Difference
 from .dependents import reached_callables
 from .generate import Input
 from .headfiles import HeadFiles
 from .languages import other_language_sources
+from .replays import as_input, replayable
 from .testfiles import ChangedTests, changed_test_files, changed_tests
 
 ModelFactory = Callable[[], Model]
@@ -177,9 +190,19 @@ class BehaviourEvidence:
             if c.key in seen
             for i in [*generate.doctests(c)[:most], *generate.nesting(c)]
         ]
-        steered = self._steered(
-            seen, diffs, base_calls, model, deadline, lambda x: x.origin in failing or edited(x.origin)
-        )
+
+        def skip(x: Call) -> bool:  # a failing or edited test's call: not one to vary
+            return x.origin in failing or edited(x.origin)
+
+        differing = {d.callable for d in diffs}
+        quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
+        steered = self._steered(quiet, base_calls, model, deadline, skip)
+        if self.cfg.behaviour.amplified_tests and runs.runner is not None:  # the tests varied (amplify.py)
+            limit = self.cfg.behaviour.amplified_tests
+            amp = amplify.differences(
+                runs.runner, self.change, quiet, base_calls, skip, self.read_head, limit, deadline
+            )
+            self.notes, diffs = self.notes + amp.notes, diffs + amp.diffs
         new_calls: list[Call] = []
         if unreached or documented or again or steered:
             sandbox = self._sandbox(runs.sandbox)
@@ -262,16 +285,13 @@ class BehaviourEvidence:
 
     def _steered(
         self,
-        seen: set[str],
-        diffs: list[Difference],
+        quiet: list[Changed],
         base_calls: list[Call],
         model: ModelFactory | None,
         deadline: float,
         skip: Callable[[Call], bool],
     ) -> list[Input]:
         """Seeded (seeded.py) and model-steered (steer.py) inputs for the callables the tests left quiet."""
-        differing = {d.callable for d in diffs}
-        quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
         out = seeded.inputs(quiet, base_calls, skip, self.cfg.behaviour.seeded_calls)
         if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
             return out
@@ -360,10 +380,10 @@ class BehaviourEvidence:
         """For a behaviour finding: a check that a patched head tree gives base's results on its inputs
         (a generated input is given again as it was, a doctest with its setup lines, built objects
         rebuilt; a traced call's literal arguments are called directly)."""
-        examples = [e for e in self.examples.get(finding.fingerprint, []) if e.replay or _replayable(e)]
+        examples = [e for e in self.examples.get(finding.fingerprint, []) if e.replay or replayable(e)]
         if not examples or self.sandbox is None:
             return None
-        given = [e.replay or _as_input(e) for e in examples]
+        given = [e.replay or as_input(e) for e in examples]
         inputs = list(dict.fromkeys(given))  # a doctest's examples share their input: run it once
 
         def check(root: Path) -> tuple[bool, str]:
@@ -386,23 +406,3 @@ class BehaviourEvidence:
             return True, f"{len(examples)} example(s) give base's result again"
 
         return check
-
-
-def _replayable(e: judge.Example) -> bool:
-    """Inputs that are plain literals of a plain function (not a method's `self`)."""
-    if not e.args and e.origin == "doctest":
-        return False
-    for name, text in e.args:
-        if name in ("self", "cls") or not (name.isdigit() or name.isidentifier()):
-            return False
-        try:
-            pysyntax.literal_eval(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return False
-    return True
-
-
-def _as_input(e: judge.Example) -> Input:
-    if all(n.isdigit() for n, _ in e.args):
-        return Input(e.callable, e.origin, args=tuple(r for _, r in e.args))
-    return Input(e.callable, e.origin, kwargs=e.args)

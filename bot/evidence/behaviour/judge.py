@@ -69,13 +69,14 @@ _HOW = {
     "steered": "`{}` set to a value the model aimed at the changed lines",
     "seeded": "`{}` set to a literal of the changed lines",
     "case": "`{}` in another letter case",
+    "amplified": "one literal or keyword of the test changed",
 }
 
 
 def _where(d: Difference) -> str:
     if d.variant == "probe expression":
         return f" (an expression the model wrote from test `{d.origin}` to reach the changed lines)"
-    if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x" | "seeded x"
+    if d.variant:  # "wrapped x" | "line break x" | "edge x" | "steered x" | "seeded x" | "amplified vN"
         kind, arg = d.variant.rsplit(" ", 1)
         how = _HOW.get(kind.removeprefix(OUTER), "a line break at the end of `{}`").format(arg)
         by = "the call that reached it" if "outer" in kind else "a call"
@@ -382,31 +383,17 @@ def judge_new(c: Changed, calls: Sequence[Call], head_line: str | None) -> Judge
     for call in calls:
         kind = call.result.get("kind")
         if call.want is not None and not _doctest_ok(call):
-            bad.append(
-                Difference(
-                    call.callable,
-                    call.text(),
-                    "doctest",
-                    f"(docstring expects) {call.want.strip() or 'no output'}",
-                    describe(call.result),
-                    {"kind": "return"},
-                    call.result,
-                )
-            )
+            origin, before = "doctest", f"(docstring expects) {call.want.strip() or 'no output'}"
         elif kind in ("timeout", "crash") or (
             kind == "raise" and call.result.get("type") in oracles.ALWAYS_BUGS
         ):
-            bad.append(
-                Difference(
-                    call.callable,
-                    call.text(),
-                    call.origin,
-                    "(new function)",
-                    describe(call.result),
-                    {"kind": "return"},
-                    call.result,
-                )
-            )
+            origin, before = call.origin, "(new function)"
+        else:
+            continue
+        got = describe(call.result)
+        bad.append(
+            Difference(call.callable, call.text(), origin, before, got, {"kind": "return"}, call.result)
+        )
     if bad:
         parts = [
             f"`{d.call}` {d.after}"

@@ -5,9 +5,11 @@ unpickles them inside the sandbox, prereview_harness.py `pickled`; the host neve
 
 from __future__ import annotations
 
+from ... import pysyntax
 from .callables import Changed
 from .compare import Call, Difference
 from .generate import Input
+from .judge import Example
 
 REPLAYS_PER_CALLABLE = 8  # the tracer pickles the first 8 distinct inputs of each callable
 MAX_REPLAYS = 40
@@ -76,3 +78,23 @@ def edited_note(dropped: int, redo: list[Call], again: list[Input]) -> list[str]
         f"behaviour: {dropped} difference(s) seen only in tests the change edits were not compared as "
         f"those tests ran{how}"
     ]
+
+
+def replayable(e: Example) -> bool:
+    """Inputs that are plain literals of a plain function (not a method's `self`)."""
+    if not e.args and e.origin == "doctest":
+        return False
+    for name, text in e.args:
+        if name in ("self", "cls") or not (name.isdigit() or name.isidentifier()):
+            return False
+        try:
+            pysyntax.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+def as_input(e: Example) -> Input:
+    if all(n.isdigit() for n, _ in e.args):
+        return Input(e.callable, e.origin, args=tuple(r for _, r in e.args))
+    return Input(e.callable, e.origin, kwargs=e.args)
