@@ -709,6 +709,34 @@ def _mark(row: dict[str, Any]) -> str:
 # --- figures -----------------------------------------------------------------------------------------
 
 
+AMPLIFIED = "one literal or keyword of the test changed"  # judge.py `_HOW`: a variant of a test (amplify.py)
+
+
+def _amplified_line(hidden: list[dict[str, Any]], ordinary: list[dict[str, Any]]) -> str:
+    """How many hits and how much noise came from the tests' variants (amplify.py): hidden cases with a
+    >=medium variant finding on the right lines (+-2), ordinary commits with any >=medium one."""
+
+    def strong(r: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            f
+            for f in r.get("findings", [])
+            if f.get("rank", 0) >= MEDIUM and AMPLIFIED in f.get("message", "")
+        ]
+
+    def located(r: dict[str, Any], f: dict[str, Any]) -> bool:
+        last = f.get("end_line") or f["line"]
+        return f["path"] in r["files"] and any(
+            f["line"] - 2 <= n <= last + 2 for n in r.get("truth_lines", [])
+        )
+
+    hits = sum(any(located(r, f) for f in strong(r)) for r in hidden)
+    noise = sum(len(strong(r)) for r in ordinary)
+    return (
+        f"tests' variants (amplify.py): hidden cases flagged on the right lines through one {hits} of "
+        f"{len(hidden)}; ordinary >=medium findings through one {noise} on {len(ordinary)} commit(s)"
+    )
+
+
 def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:5.1f}% ({n}/{d})" if d else "n/a"
 
@@ -829,6 +857,8 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             f"ordinary >=medium findings per commit {sum(r['n_strong'] for r in o) / len(o):.2f}; quiet "
             f"{_pct(sum(not r['n_strong'] for r in o), len(o))}"
         )
+    if h or o:
+        lines.append(_amplified_line(h, o))
     lines.append(
         f"base test run usable (all kinds) {_pct(sum(r.get('base_usable', False) for r in ok), len(ok))}"
     )

@@ -282,14 +282,25 @@ def test_report_prints_each_half_and_the_misses_by_cause(tmp_path: Path) -> None
             "behaviour": [{"path": "a/x.py", "line": 5}],
         },
         {**case, "id": "o1", "kind": "ordinary", "half": "check", "findings": [], "truth_lines": []},
+        {  # a hit through a variant of a test (amplify.py), on the right lines
+            **case,
+            "id": "h5",
+            "kind": "hidden",
+            "half": "check",
+            "findings": [{"path": "a/x.py", "line": 6, "rank": 2, "message": f"x ({rw.AMPLIFIED})"}],
+        },
         {**case, "id": "h4", "kind": "hidden", "half": "check", "findings": [], "files": ["flag.go"]},
     ]
     for r in rows:
         r.update({"seconds": 1.0, "seconds_model": 0.5, "seconds_tests": 0.2, "notes": []})
     out = rw.report(rows, "all", data=tmp_path / "none.json")
     tuning, check = out.split("== check half")
-    assert "== tuning half: 2 case(s)" in tuning and "check half: 3 case(s)" in "== check half" + check
+    assert "== tuning half: 2 case(s)" in tuning and "check half: 4 case(s)" in "== check half" + check
     assert "not reached  50.0% (1/2)" in tuning and "no environment  50.0% (1/2)" in tuning
+    assert (
+        "hidden cases flagged on the right lines through one 1 of 3; ordinary >=medium findings through one 0"
+        in check
+    )
     assert "judged intended  50.0% (1/2)" in check and "not compared (not Python)  50.0% (1/2)" in check
     assert "ordinary >=medium findings per commit 0.00" in check
     assert "h3" not in out  # aggregate figures only
