@@ -109,7 +109,7 @@ def _drop_keyword(fn: ast.AST, kw: ast.keyword) -> None:
             return
 
 
-def _find(tree: ast.Module, qualname: Sequence[str]) -> tuple[list[ast.stmt], int] | None:
+def find_function(tree: ast.Module, qualname: Sequence[str]) -> tuple[list[ast.stmt], int] | None:
     """The body holding the function `qualname` (classes, then the function) and its index there."""
     body: list[ast.stmt] = tree.body
     for depth, part in enumerate(qualname):
@@ -144,7 +144,7 @@ def amplified_module(
     out: list[Variant] = []
     for test, seeds in tests.items():
         _, names = test_parts(test)
-        found = _find(tree, names) if names else None
+        found = find_function(tree, names) if names else None
         if found is None:
             continue
         body, idx = found
