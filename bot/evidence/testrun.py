@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from .. import fsguard
 from ..sandbox import RunResult, Sandbox
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 OUTPUT_KEPT = 20_000  # characters of a run's output kept for localization and prompts
 COLLECTED_KEPT = 2 * READ_BACK_BYTES  # bytes of a hook's file kept in the cache (re-encoded JSON lines)
+_Ran: TypeAlias = "tuple[TestRun, str, list[str]]"  # a run, its hook's file read back, notes on that read
 
 
 @dataclass(frozen=True)
@@ -251,8 +252,7 @@ class TestRunner:
                 cached, text, notes = self._run(root, hook, commit[:12])
                 if hook is not None:
                     self.collected[key] = text
-            # a timeout may be the machine being busy: try again next time; a read-back refused or cut is
-            # not stored either, so its note is given again by the next review
+            # not stored: a timeout (a busy machine: try again) or a read-back refused or cut (its note again)
             if not cached.timed_out and not notes:
                 self._store(key, cached)
                 if hook is not None:
@@ -267,21 +267,21 @@ class TestRunner:
         """One run in a tree the caller made (never cached)."""
         return self._run(root, None)[0]
 
-    def in_tree_collect(self, root: Path, hook: RunHook) -> tuple[TestRun, str]:
-        """One run with `hook` in a tree the caller made (never cached), and the hook's file read back."""
-        run, text, _ = self._run(root, hook)
+    def in_tree_collect(self, root: Path, hook: RunHook, timeout: float = 0) -> tuple[TestRun, str]:
+        """One run with `hook` in a tree the caller made (never cached, `timeout` if shorter), its file."""
+        run, text, _ = self._run(root, hook, limit=min(timeout or self.timeout, self.timeout))
         return run, text
 
-    def _run(self, root: Path, hook: RunHook | None, label: str = "") -> tuple[TestRun, str, list[str]]:
+    def _run(self, root: Path, hook: RunHook | None, label: str = "", limit: float = 0) -> _Ran:
         """The run, the text of the hook's file read back ('' without a hook), notes on that read-back."""
         self.runs += 1
-        argv = self.env.command(root) if self.env is not None else self.argv
+        argv, limit = (self.env.command(root) if self.env is not None else self.argv), limit or self.timeout
         if hook is None:
-            res = self.sandbox.run(argv, cwd=root, timeout=self.timeout)
+            res = self.sandbox.run(argv, cwd=root, timeout=limit)
             return relativize(to_testrun(self.argv, res), root), "", []
         with Exchange() as ex:
             hook.install(ex)
-            res = self.sandbox.run(hook.argv(argv, ex), cwd=root, timeout=self.timeout, binds=ex.binds)
+            res = self.sandbox.run(hook.argv(argv, ex), cwd=root, timeout=limit, binds=ex.binds)
             text, notes = hook.read_back(ex, f"the trace of the test run at {label or 'the work copy'}")
         self.notes += [n for n in notes if n not in self.notes]
         return relativize(to_testrun(self.argv, res), root), text, notes

@@ -154,7 +154,8 @@ def differences(
         if time.monotonic() > deadline or not ids:
             return []
         out.runs += 1
-        got = _run(runner, repo, commit, files, replace(hook, args=(*hook.args, *ids)))
+        left = max(1.0, deadline - time.monotonic())  # a slow suite's fixtures: the stage's budget holds
+        got = _run(runner, repo, commit, files, replace(hook, args=(*hook.args, *ids)), left)
         return [_relabel(c, by_id) for c in got if c.origin.split("[", 1)[0] in by_id]
 
     head = side(head_sha, list(by_id))
@@ -194,7 +195,12 @@ def _relabel(c: Call, by_id: dict[str, Variant]) -> Call:
 
 
 def _run(
-    runner: TestRunner, repo: Path, commit: str, files: Sequence[tuple[str, str, list[Variant]]], hook
+    runner: TestRunner,
+    repo: Path,
+    commit: str,
+    files: Sequence[tuple[str, str, list[Variant]]],
+    hook: testrun.RunHook,
+    timeout: float,
 ) -> list[Call]:
     with tempfile.TemporaryDirectory(prefix="prereview-amplify-") as tmp:
         try:
@@ -203,6 +209,6 @@ def _run(
                 fsguard.write_text(root, rel, text, create=True)
         except (PrereviewError, OSError):
             return []
-        _, collected = runner.in_tree_collect(root, hook)
+        _, collected = runner.in_tree_collect(root, hook, timeout)
     calls, _ = compare.from_trace(collected)
     return calls
