@@ -20,9 +20,6 @@ narrowed to the tests that reach the change; not a corpus case.
 
 from __future__ import annotations
 
-import ast
-import keyword
-import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -36,13 +33,12 @@ from .. import testrun
 from . import compare, harness, seeded
 from .callables import Changed, Reader
 from .compare import Call, Difference
-from .testvariants import MARK, MAX_PER_TEST, Variant, amplified_module, find_function, test_parts
+from .testvariants import MARK, MAX_PER_TEST, Variant, amplified_module, test_parts
 
 if TYPE_CHECKING:
     from ..testrun import TestRunner
 
 MAX_TESTS = 3  # tests varied per quiet callable
-MAX_CANDIDATES = 200  # tests reaching it that are ranked
 PREFIX = "amplified "  # Call.variant of a call made in a variant (compare.AIMED)
 
 
@@ -54,63 +50,28 @@ class Amplified:
 
 
 def chosen_tests(
-    quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool], read: Reader
+    quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]
 ) -> dict[str, dict[str, list[Any]]]:
-    """Test file -> test id -> seeds (the changed lines' literals): for each quiet callable, MAX_TESTS
-    distinct tests that reached it at base (not a failing or edited one), those whose code names most of
-    what its changed lines name first (`url_prefix`, `only`: a test that builds what the change reads),
-    then in the order they ran."""
+    """Test file -> test id -> seeds (the changed lines' literals): the first MAX_TESTS distinct tests
+    that reached each quiet callable at base, in the order they ran (not a failing or edited one).
+    (Ranking them by how many of the changed lines' names their code uses instead was tried on the
+    tuning half's misses: it found none of them and lost the one the run order finds.)"""
     keys = {c.key: c for c in quiet if not c.is_class and c.kind != "added"}
     seen: dict[str, list[str]] = {}
     for x in base_calls:
         if x.callable not in keys or "::" not in x.origin or skip(x) or x.variant:
             continue
         tid = x.origin.split("[", 1)[0]
-        if tid not in seen.setdefault(x.callable, []) and len(seen[x.callable]) < MAX_CANDIDATES:
+        if tid not in seen.setdefault(x.callable, []):
             seen[x.callable].append(tid)
-    names = TestNames(read)
     out: dict[str, dict[str, list[Any]]] = {}
     for key, tids in seen.items():
-        changed = _names(" ".join(seeded.changed_lines(keys[key])))
-        ranked = sorted(tids, key=lambda t: (-len(changed & names.of(t)), tids.index(t)))
         seeds = seeded.literals(keys[key])
-        for tid in ranked[:MAX_TESTS]:
+        for tid in tids[:MAX_TESTS]:
             path, _ = test_parts(tid)
             mine = out.setdefault(path, {}).setdefault(tid, [])
             mine += [s for s in seeds if s not in mine]
     return out
-
-
-_COMMON = frozenset({*keyword.kwlist, "self", "cls", "True", "False", "None", "len", "str", "int", "list"})
-
-
-def _names(text: str) -> set[str]:
-    """The identifiers in `text` (in its strings too: a key is often a name), three characters or more,
-    Python's keywords and the commonest names aside."""
-    return {w for w in re.findall(r"[A-Za-z_]\w{2,}", text) if w not in _COMMON}
-
-
-class TestNames:
-    """The names each test function's code uses (its decorators too), its file read and parsed once."""
-
-    def __init__(self, read: Reader) -> None:
-        self._read = read
-        self._trees: dict[str, ast.Module | None] = {}
-
-    def of(self, test: str) -> set[str]:
-        path, qualname = test_parts(test)
-        if path not in self._trees:
-            text = self._read(path) if path.endswith(".py") else None
-            try:
-                self._trees[path] = ast.parse(text) if text else None
-            except (SyntaxError, ValueError, RecursionError):
-                self._trees[path] = None
-        tree = self._trees[path]
-        found = find_function(tree, qualname) if tree is not None and qualname else None
-        if found is None:
-            return set()
-        body, idx = found
-        return _names(ast.unparse(body[idx]))
 
 
 # ---------------------------------------------------------------- the runs
@@ -131,7 +92,7 @@ def differences(
     out = Amplified()
     if change.workdir is None:
         return out
-    chosen = chosen_tests(quiet, base_calls, skip, read_head)
+    chosen = chosen_tests(quiet, base_calls, skip)
     files: list[tuple[str, str, list[Variant]]] = []
     left = limit
     for path, tests in chosen.items():
