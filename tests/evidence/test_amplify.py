@@ -7,6 +7,9 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import subprocess
+import time
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -134,3 +137,57 @@ def test_a_difference_only_a_variant_of_the_test_shows_is_found_with_its_example
     assert any(n.startswith("behaviour: ") and "variant(s) of 1 test(s)" in n for n in data["notes"])
     off = _review(repo, tmp_path, 0)  # without the variants nothing shows the difference
     assert [f for f in off["findings"] if f["source"] == "behaviour"] == [], off["notes"]
+
+
+def test_variants_that_record_no_call_say_so_not_no_difference(make_repo) -> None:
+    """A variant file that is not collected (or a budget spent) leaves nothing to compare: the note says
+    that, not "no difference"."""
+    repo = make_repo({"names.py": NAMES, "tests/test_names.py": TESTS}, {"names.py": NAMES})
+
+    def sha(rev: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", rev], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    ran: list[list[str]] = []
+
+    class Runner:  # records what it was asked to run; the run records no call
+        def in_tree_collect(self, root, hook, timeout):
+            ran.append([a for a in hook.args if "::" in a])
+            assert (root / "tests/test_names_prereview_amplified.py").is_file()
+            return None, ""
+
+    c = SimpleNamespace(
+        key="names.py::Name.real",
+        qualname="Name.real",
+        path="names.py",
+        is_class=False,
+        kind="modified",
+        base_source="def real(self):\n    return self.parts[-1]\n",
+        head_source="def real(self):\n    return self.parts[1]\n",
+    )
+    calls = [
+        Call(
+            c.key,
+            "tests/test_names.py::test_two_parts",
+            (("self", "<Name>"),),
+            {"kind": "return", "repr": "'tbl'"},
+        )
+    ]
+    change = SimpleNamespace(base_sha=sha("HEAD^"), head_sha=sha("HEAD"), workdir=repo)
+    got = amplify.differences(
+        Runner(),
+        change,
+        [c],
+        calls,
+        lambda x: False,
+        {"tests/test_names.py": TESTS}.get,
+        36,
+        time.monotonic() + 60,  # type: ignore[arg-type]
+    )
+    assert got.diffs == [] and len(ran) == 2 and ran[0] and ran[0] == ran[1]
+    assert got.notes == [
+        f"behaviour: {len(ran[0])} variant(s) of 1 test(s) reaching `Name.real` (one literal or keyword of "
+        "the test changed) ran at base and head: no call of it recorded at head (not collected, or the "
+        "budget)"
+    ]

@@ -132,6 +132,12 @@ def differences(
     n_tests = len({v.test for v in by_id.values()})
     names = ", ".join(f"`{c.qualname}`" for c in targets[:3])
     found = f"{len(diffs)} difference(s)" if diffs else "no difference"
+    if not head or not base:  # nothing to compare is not "no difference"
+        found = (
+            "no call of it recorded at "
+            + ("head" if not head else "base")
+            + " (not collected, or the budget)"
+        )
     out.notes.append(
         f"behaviour: {len(by_id)} variant(s) of {n_tests} test(s) reaching {names} (one literal or keyword "
         f"of the test changed) ran at base and head: {found}"
