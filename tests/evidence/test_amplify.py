@@ -93,7 +93,7 @@ def test_the_tests_chosen_reach_the_callable_at_base_and_are_neither_failing_nor
         call("doctest"),
         *(call(f"tests/test_m.py::test_{k}") for k in range(5)),
     ]
-    got = amplify.chosen_tests([C()], calls, lambda x: x.origin.endswith("failing"))  # type: ignore[list-item]
+    got = amplify.chosen_tests(amplify.varied([C()]), calls, lambda x: x.origin.endswith("failing"))  # type: ignore[list-item]
     assert got == {
         "tests/test_n.py": {"tests/test_n.py::test_a": [".", 1]},
         "tests/test_m.py": {"tests/test_m.py::test_0": [".", 1], "tests/test_m.py::test_1": [".", 1]},

@@ -49,14 +49,20 @@ class Amplified:
     runs: int = 0
 
 
+def varied(quiet: Sequence[Changed]) -> list[Changed]:
+    """The quiet callables whose tests' variants are compared: functions that exist at base (a class's
+    body runs once, at import; an added callable has no base to compare with)."""
+    return [c for c in quiet if not c.is_class and c.kind != "added"]
+
+
 def chosen_tests(
-    quiet: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]
+    targets: Sequence[Changed], base_calls: Sequence[Call], skip: Callable[[Call], bool]
 ) -> dict[str, dict[str, list[Any]]]:
     """Test file -> test id -> seeds (the changed lines' literals): the first MAX_TESTS distinct tests
-    that reached each quiet callable at base, in the order they ran (not a failing or edited one).
+    that reached each of `targets` (`varied`) at base, in the order they ran (not a failing or edited one).
     (Ranking them by how many of the changed lines' names their code uses instead was tried on the
     tuning half's misses: it found none of them and lost the one the run order finds.)"""
-    keys = {c.key: c for c in quiet if not c.is_class and c.kind != "added"}
+    keys = {c.key: c for c in targets}
     seen: dict[str, list[str]] = {}
     for x in base_calls:
         if x.callable not in keys or "::" not in x.origin or skip(x) or x.variant:
@@ -92,7 +98,8 @@ def differences(
     out = Amplified()
     if change.workdir is None:
         return out
-    chosen = chosen_tests(quiet, base_calls, skip)
+    targets = varied(quiet)
+    chosen = chosen_tests(targets, base_calls, skip)
     files: list[tuple[str, str, list[Variant]]] = []
     left = limit
     for path, tests in chosen.items():
@@ -106,7 +113,6 @@ def differences(
             left -= len(made)
     if not files:
         return out
-    targets = [c for c in quiet if not c.is_class and c.kind != "added"]
     hook = harness.trace_hook(targets, max_calls=4000)
     by_id = {f"{rel}::{_node(v)}": v for rel, _, made in files for v in made}
     base_sha, head_sha, repo = change.base_sha, change.head_sha, change.workdir

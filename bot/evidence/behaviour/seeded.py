@@ -47,8 +47,7 @@ UNSHOWN = object()  # an attribute the tracer did not show (private, or past its
 OBJECT = object()  # an attribute the tracer showed holding something other than a literal
 
 
-def changed_lines(c: Changed) -> list[str]:
-    """The lines of `c` the change added or removed (the text after the diff's sign)."""
+def _changed_lines(c: Changed) -> list[str]:
     base, head = c.base_source.splitlines(), c.head_source.splitlines()
     return [
         line[1:]
@@ -61,7 +60,7 @@ def literals(c: Changed) -> list[Any]:
     """The str, bytes, int and float literals on `c`'s changed lines (added and removed), in order, once
     each; docstrings and booleans aside."""
     out: list[Any] = []
-    for line in changed_lines(c):
+    for line in _changed_lines(c):
         for value in _tokens(line.strip()):
             if value not in out and type(value) in (str, bytes, int, float):
                 out.append(value)
@@ -73,7 +72,7 @@ def words(c: Changed) -> dict[str, int]:
     its head source. The tests' outer calls whose data holds them are made again first
     (prereview_outer.py): an input that names what the callable compares against reaches its branches."""
     out: dict[str, int] = {}
-    for weight, lines in ((1, c.head_source.splitlines()), (2, changed_lines(c))):
+    for weight, lines in ((1, c.head_source.splitlines()), (2, _changed_lines(c))):
         for line in lines:
             for value in _tokens(line.strip()):
                 if isinstance(value, str) and len(value.strip()) >= 2:
@@ -120,7 +119,7 @@ def named(c: Changed) -> list[tuple[str, str]]:
     called = {m.group(1, 2) for m in _ATTRIBUTE.finditer(source) if source[m.end() :].lstrip()[:1] == "("}
     constructor = c.name in ("__init__", "__new__")
     out: list[tuple[str, str]] = []
-    for text in ("\n".join(changed_lines(c)), source):
+    for text in ("\n".join(_changed_lines(c)), source):
         for obj, attr in _ATTRIBUTE.findall(text):
             if attr.startswith("__") or (obj, attr) in called or (constructor and obj == "self"):
                 continue

@@ -80,26 +80,30 @@ def _sites(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
     return out
 
 
-def variants_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, seeds: Sequence[Any], limit: int):
-    """(priority, copy of `fn` with one site changed, what changed), best first, at most `limit`."""
-    made: list[tuple[int, int, ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
+def variants_of(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, seeds: Sequence[Any], limit: int
+) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """Copies of `fn` with one site changed and what changed, best first, at most `limit` (the edits are
+    ranked first; only the ones kept are copied)."""
+    edits: list[tuple[int, int, int, Any, str]] = []  # (priority, order, site, new value or None, what)
     for i, site in enumerate(_sites(fn)):
         if isinstance(site, ast.keyword):
-            edits: list[tuple[Any, int, str]] = [(None, 1, f"keyword `{site.arg}` left out")]
+            edits.append((1, len(edits), i, None, f"keyword `{site.arg}` left out"))
+            continue
+        assert isinstance(site, ast.Constant)
+        for value, prio in _values(site.value, seeds):
+            edits.append((prio, len(edits), i, value, f"{_show(site.value)} -> {_show(value)}"))
+    made: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
+    for _, _, i, value, what in sorted(edits, key=lambda e: e[:2])[:limit]:
+        twin = copy.deepcopy(fn)
+        target = _sites(twin)[i]  # the same walk over the copy: the same site
+        if isinstance(target, ast.keyword):
+            _drop_keyword(twin, target)
         else:
-            assert isinstance(site, ast.Constant)
-            edits = [(v, p, f"{_show(site.value)} -> {_show(v)}") for v, p in _values(site.value, seeds)]
-        for value, prio, what in edits:
-            twin = copy.deepcopy(fn)
-            target = _sites(twin)[i]
-            if isinstance(target, ast.keyword):
-                _drop_keyword(twin, target)
-            else:
-                assert isinstance(target, ast.Constant)
-                target.value = value
-            made.append((prio, len(made), twin, what))
-    made.sort(key=lambda m: (m[0], m[1]))
-    return [(p, f, w) for p, _, f, w in made[:limit]]
+            assert isinstance(target, ast.Constant)
+            target.value = value
+        made.append((twin, what))
+    return made
 
 
 def _drop_keyword(fn: ast.AST, kw: ast.keyword) -> None:
@@ -151,10 +155,10 @@ def amplified_module(
         fn = body[idx]
         assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
         made = variants_of(fn, seeds, per_test)
-        for k, (_, twin, what) in enumerate(made):
+        for k, (twin, what) in enumerate(made):
             twin.name = f"{fn.name}{MARK}{k}"
             out.append(Variant(test.split("[", 1)[0], twin.name, what))
-        body[idx + 1 : idx + 1] = [t for _, t, _ in made]
+        body[idx + 1 : idx + 1] = [t for t, _ in made]
     if not out:
         return "", []
     try:
