@@ -1,10 +1,11 @@
-"""The one note line of a review whose tests could not be used as evidence."""
+"""The one note line of a review whose tests could not be used as evidence, or were used in part."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from .projectenv import FIX_TIME, fix_for
+from .testrun import TestRun
 
 
 def cannot_test_note(
@@ -22,3 +23,22 @@ def cannot_test_note(
         )
     fix = FIX_TIME if why.startswith("timed out") else fix_for(argv)
     return f"Tests not used as evidence: the {at} run could not test anything ({why}); {fix}."
+
+
+def uncollected_note(run: TestRun, at: str = "base") -> str | None:
+    """The note for a run whose tests ran though some test modules did not import (pytest's
+    `--continue-on-collection-errors`, detect.PYTEST): which modules, and the first reason. None when
+    every module was collected or nothing ran (then the run is unusable, and `cannot_test_note` says so)."""
+    if not run.uncollected or run.passed == 0:
+        return None
+    modules = [u.partition(": ")[0] for u in run.uncollected]
+    why = next((u.partition(": ")[2] for u in run.uncollected if ": " in u), "")
+    shown = ", ".join(f"`{p}`" for p in modules[:3]) + (
+        f" and {len(modules) - 3} more" if len(modules) > 3 else ""
+    )
+    return (
+        f"tests: {len(modules)} test module(s) could not be collected at {at} ({shown}"
+        + (f": {why}" if why else "")
+        + f"); the other tests ran ({run.summary()}) and are compared, those modules only as errors "
+        "(install what they import in `tests.python`'s interpreter, or list it in the test requirements)."
+    )

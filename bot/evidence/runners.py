@@ -1,7 +1,8 @@
-"""Per-test results of the JavaScript runners (mocha's spec and TAP reporters, `node --test` in TAP and
-spec form, vitest), and the failing assertion of one test for every runner prereview parses — so a base
-with one failing mocha test is a base with one failing test (not "no test ran"), and a broken test's
-finding quotes what it asserted ("Expected values to be strictly equal: -1 !== 5").
+"""Per-test results of the runners prereview parses (pytest, go, cargo, jest, maven, and the JavaScript
+runners: mocha's spec and TAP reporters, `node --test` in TAP and spec form, vitest), and the failing
+assertion of one test for each — so a base with one failing mocha test is a base with one failing test
+(not "no test ran"), and a broken test's finding quotes what it asserted ("Expected values to be
+strictly equal: -1 !== 5").
 
 Test names are the titles joined with " > " ("calc > adds numbers"); vitest's start with the file.
 """
@@ -21,6 +22,55 @@ def parse_js(out: str) -> dict[str, object] | None:
         if got is not None:
             return got
     return None
+
+
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
+_PYTEST_SUMMARY = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+.* in [\d.]+s", re.M)
+_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+_CARGO = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored")
+_JEST = re.compile(r"^Tests:\s+(.*)$", re.M)
+_MAVEN = re.compile(r"Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$", re.M)
+
+
+def parse_output(out: str) -> dict[str, object]:
+    """Pass/fail counts and failing test ids from pytest, go, cargo, jest or maven output (best effort)."""
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    failing: list[str] = []
+    summaries = _PYTEST_SUMMARY.findall(out)
+    if summaries:
+        for n, word in _PYTEST_COUNT.findall(summaries[-1]):
+            key = {"error": "errors", "xpassed": "passed", "xfailed": "skipped"}.get(word, word)
+            counts[key] = counts.get(key, 0) + int(n)
+        failing = _PYTEST_FAILED.findall(out)
+    elif cargo := _CARGO.findall(out):
+        counts["passed"] = sum(int(c[0]) for c in cargo)
+        counts["failed"] = sum(int(c[1]) for c in cargo)
+        failing = re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)
+    elif jest := _JEST.findall(out):
+        for n, word in re.findall(r"(\d+) (passed|failed|skipped)", jest[-1]):
+            counts[word] += int(n)
+        failing = re.findall(r"^\s+● (.+?)\s*$", out, re.M)
+    elif mvn := _MAVEN.findall(out):
+        run, fail, err, skip = (int(x) for x in mvn[-1])
+        counts.update(passed=run - fail - err - skip, failed=fail, errors=err, skipped=skip)
+    elif (js := parse_js(out)) is not None:  # mocha, node --test, vitest
+        return js
+    else:  # go test
+        failing = re.findall(r"^\s*--- FAIL: (\S+)", out, re.M)
+        counts["failed"] = len(failing)
+        counts["passed"] = len(re.findall(r"^\s*--- PASS: ", out, re.M))
+    return {**counts, "failing": tuple(dict.fromkeys(failing)), "uncollected": _uncollected(out)}
+
+
+def _uncollected(out: str) -> tuple[str, ...]:
+    """`module: why` for each test module pytest could not import (its `ERROR collecting` sections, read
+    before the run's output is cut to its tail, where hundreds of failures can push them out)."""
+    got = []
+    for section in re.split(r"^_{3,} ERROR collecting ", out, flags=re.M)[1:]:
+        module = section.split(" _", 1)[0].strip()
+        why = re.search(r"^E\s+((?:\w+\.)*\w*(?:Error|Exception)\b.*)$", section.split("\n=", 1)[0], re.M)
+        got.append(f"{module}: {why.group(1).strip()[:160]}" if why else module)
+    return tuple(got)
 
 
 def _result(passed: int, failed: int, skipped: int, failing: list[str]) -> dict[str, object]:

@@ -21,7 +21,7 @@ from .. import fsguard
 from ..sandbox import RunResult, Sandbox
 from ..sandbox.exchange import READ_BACK_BYTES, Exchange, json_lines, to_text
 from ..types import PrereviewError
-from .runners import parse_js
+from .runners import parse_output
 
 if TYPE_CHECKING:
     from .envbase import ProjectEnv
@@ -44,6 +44,7 @@ class TestRun:
     errors: int = 0
     skipped: int = 0
     failing: tuple[str, ...] = ()  # ids of failed/erroring tests, as the runner prints them
+    uncollected: tuple[str, ...] = ()  # "module: why" for each test module that did not import (pytest)
     output: str = ""  # the tail of stdout+stderr
     timed_out: bool = False
     killed_reason: str | None = None
@@ -74,43 +75,6 @@ class TestRun:
 
 # ---------------------------------------------------------------- parsing output
 
-_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
-_PYTEST_SUMMARY = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+.* in [\d.]+s", re.M)
-_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
-_CARGO = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored")
-_JEST = re.compile(r"^Tests:\s+(.*)$", re.M)
-_MAVEN = re.compile(r"Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$", re.M)
-
-
-def parse_output(out: str) -> dict[str, object]:
-    """Pass/fail counts and failing test ids from pytest, go, cargo, jest or maven output (best effort)."""
-    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    failing: list[str] = []
-    summaries = _PYTEST_SUMMARY.findall(out)
-    if summaries:
-        for n, word in _PYTEST_COUNT.findall(summaries[-1]):
-            key = {"error": "errors", "xpassed": "passed", "xfailed": "skipped"}.get(word, word)
-            counts[key] = counts.get(key, 0) + int(n)
-        failing = _PYTEST_FAILED.findall(out)
-    elif cargo := _CARGO.findall(out):
-        counts["passed"] = sum(int(c[0]) for c in cargo)
-        counts["failed"] = sum(int(c[1]) for c in cargo)
-        failing = re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)
-    elif jest := _JEST.findall(out):
-        for n, word in re.findall(r"(\d+) (passed|failed|skipped)", jest[-1]):
-            counts[word] += int(n)
-        failing = re.findall(r"^\s+● (.+?)\s*$", out, re.M)
-    elif mvn := _MAVEN.findall(out):
-        run, fail, err, skip = (int(x) for x in mvn[-1])
-        counts.update(passed=run - fail - err - skip, failed=fail, errors=err, skipped=skip)
-    elif (js := parse_js(out)) is not None:  # mocha, node --test, vitest
-        return js
-    else:  # go test
-        failing = re.findall(r"^\s*--- FAIL: (\S+)", out, re.M)
-        counts["failed"] = len(failing)
-        counts["passed"] = len(re.findall(r"^\s*--- PASS: ", out, re.M))
-    return {**counts, "failing": tuple(dict.fromkeys(failing))}
-
 
 def to_testrun(argv: Sequence[str], res: RunResult) -> TestRun:
     out = res.output
@@ -123,6 +87,7 @@ def to_testrun(argv: Sequence[str], res: RunResult) -> TestRun:
         errors=int(parsed["errors"]),  # type: ignore[call-overload]
         skipped=int(parsed["skipped"]),  # type: ignore[call-overload]
         failing=parsed["failing"],  # type: ignore[arg-type]
+        uncollected=parsed.get("uncollected", ()),  # type: ignore[arg-type]
         output=out[-OUTPUT_KEPT:],
         timed_out=res.timed_out,
         killed_reason=res.killed_reason,
@@ -292,7 +257,8 @@ class TestRunner:
         p = self.cache_dir / f"{key}.json"
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
-            data["command"], data["failing"] = tuple(data["command"]), tuple(data["failing"])
+            for k in ("command", "failing", "uncollected"):  # JSON lists; a run cached before a field: ()
+                data[k] = tuple(data.get(k, ()))
             return TestRun(**data)
         except (OSError, ValueError, TypeError):
             return None
@@ -322,5 +288,9 @@ class TestRunner:
 
 def relativize(run: TestRun, root: Path) -> TestRun:
     """Scratch paths in the output become repository-relative, so results compare across copies."""
-    out = run.output.replace(str(root.resolve()) + "/", "").replace(str(root) + "/", "")
-    return TestRun(**{**asdict(run), "output": out, "command": run.command, "failing": run.failing})
+
+    def rel(text: str) -> str:
+        return text.replace(str(root.resolve()) + "/", "").replace(str(root) + "/", "")
+
+    kept = {"command": run.command, "failing": run.failing, "uncollected": tuple(map(rel, run.uncollected))}
+    return TestRun(**{**asdict(run), "output": rel(run.output), **kept})

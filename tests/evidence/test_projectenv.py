@@ -376,6 +376,26 @@ def test_tests_that_cannot_run_at_base_are_one_note_line(make_repo, tmp_path, mo
 
 
 @needs_bwrap
+def test_a_test_module_that_does_not_import_leaves_the_others_running(make_repo, tmp_path, monkeypatch):
+    """One test module imports a package the tree never declares (dateutil's `test_utils.py` and
+    freezegun): pytest used to stop before any test ran. The other modules run and are compared, and one
+    note names the module left out and why."""
+    files = {
+        **SRC_PROJECT,
+        "tests/test_extra.py": "import not_a_dependency_xyz\n\n\ndef test_x():\n    pass\n",
+    }
+    repo = make_repo(files, {"src/unidiff/__init__.py": PKG_BROKEN})
+    data = review(repo, tmp_path, monkeypatch, tmp_path / "envs", tests={"python": sys.executable})
+    found = broken(data)
+    assert len(found) == 1 and found[0]["path"] == "src/unidiff/__init__.py", data
+    assert "test_add" in found[0]["message"] and "test_extra" not in found[0]["message"]
+    notes = [n for n in data["notes"] if "could not be collected" in n]
+    assert len(notes) == 1 and "\n" not in notes[0], data["notes"]
+    assert "`tests/test_extra.py`: ModuleNotFoundError: No module named 'not_a_dependency_xyz'" in notes[0]
+    assert not [n for n in data["notes"] if "Tests not" in n]
+
+
+@needs_bwrap
 def test_tests_python_runs_the_repositorys_code_first(make_repo, tmp_path, monkeypatch):
     """`tests.python` (here prereview's own interpreter, which has another `unidiff` installed): the
     scratch tree's src/ still comes first, so the repository's code is what the tests import."""

@@ -381,3 +381,34 @@ def test_builds_see_the_hosts_node_ca_bundle_and_never_its_tokens(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
     env = build_env()
     assert env["NODE_EXTRA_CA_CERTS"] == "/etc/ssl/certs/corp.pem" and "GITHUB_TOKEN" not in env
+
+
+PYTEST_UNCOLLECTED = (
+    """\
+==================================== ERRORS ====================================
+_________________ ERROR collecting dateutil/test/test_utils.py _________________
+ImportError while importing test module '/tmp/x/dateutil/test/test_utils.py'.
+Traceback:
+dateutil/test/test_utils.py:4: in <module>
+    from freezegun import freeze_time
+E   ModuleNotFoundError: No module named 'freezegun'
+=================================== FAILURES ===================================
+"""
+    + "".join(f"___ test_{i} ___\nE   AssertionError: {i}\n" for i in range(2000))
+    + """\
+=========================== short test summary info ============================
+FAILED dateutil/test/test_a.py::test_1 - AssertionError
+ERROR dateutil/test/test_utils.py
+3 failed, 692 passed, 1 error in 12.3s
+"""
+)
+
+
+def test_a_test_module_that_did_not_import_is_named_with_why_though_the_output_is_cut():
+    got = parse_output(PYTEST_UNCOLLECTED)
+    assert (got["passed"], got["errors"]) == (692, 1)
+    assert got["uncollected"] == (
+        "dateutil/test/test_utils.py: ModuleNotFoundError: No module named 'freezegun'",
+    )
+    assert "freezegun" not in PYTEST_UNCOLLECTED[-20_000:]  # the kept tail alone would not say why
+    assert parse_output("1 passed in 0.1s\n")["uncollected"] == ()
