@@ -19,7 +19,7 @@ from ..progress import Progress, Quiet
 from ..sandbox import Sandbox
 from ..sandbox import create as create_sandbox
 from ..types import ChangeRequest, Finding, PrereviewError
-from . import datebound, envnotes, eratier, flaky, projectenv, toolchains
+from . import datebound, envnotes, eratier, flaky, projectenv, pycompat, toolchains
 from .breakage import Breakage, breakage_finding, compare, localize
 from .detect import detect_command, none_found, tree_files
 from .pininstall import failing_pin, pins_versions
@@ -136,6 +136,7 @@ def run_tests(
                 notes.append(note)
                 why = None
         if why is None:
+            notes += filter(None, [envnotes.uncollected_note(base)])
             head = runner.at_commit(repo, change.head_sha, hook)
     except PrereviewError as exc:  # e.g. the docker engine is down: review without tests, say why
         notes.append(f"tests not run: {exc}")
@@ -176,7 +177,7 @@ def _environment(
     unpinned: str = "",
 ) -> projectenv.ProjectEnv:
     assert change.workdir is not None
-    return projectenv.resolve(
+    env = projectenv.resolve(
         argv,
         cfg=cfg,
         repo=change.workdir,
@@ -186,6 +187,11 @@ def _environment(
         env_dir=env_dir,
         progress=progress,
         unpinned=unpinned,
+    )
+    return (
+        pycompat.with_aliases(env, change.workdir, change.base_sha, env_dir)
+        if sandbox.name != "docker"
+        else env
     )
 
 
