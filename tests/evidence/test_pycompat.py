@@ -28,7 +28,8 @@ TESTS = (
         ("from collections import OrderedDict, Callable\n", ["Callable"]),
         ("import collections\n# collections.Sequence would do\n", []),  # a comment
         (
-            "try:\n    from collections.abc import Mapping\nexcept ImportError:\n    from collections import Mapping\n",
+            "try:\n    from collections.abc import Mapping\n"
+            "except ImportError:\n    from collections import Mapping\n",
             [],
         ),
         ("from collections import OrderedDict\n", []),
