@@ -9,6 +9,7 @@ rate. No model, no sandbox: the scanners read text.
 
     python bench/scanhistory.py --last 1500 /tmp/rw-requests /tmp/rw-flask ...   # unreachable (default)
     python bench/scanhistory.py --scanner safeguards --last 300 /tmp/rw-flask
+    python bench/scanhistory.py --scanner attributes --last 1500 /tmp/rw-requests ...
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.change.diff import parse as parse_diff  # noqa: E402
 from bot.config import ScannersConfig  # noqa: E402
-from bot.findings.scanners import changed_files, introduced, safeguards, unreachable  # noqa: E402
+from bot.findings.scanners import attributes, changed_files, introduced, safeguards, unreachable  # noqa: E402
 from bot.types import Finding  # noqa: E402
 
 
@@ -48,14 +49,15 @@ def scan_commit(repo: Path, parent: str, sha: str, scanner: str) -> list[Finding
     changed = changed_files(
         diff, lambda p: git(repo, "show", f"{sha}:{p}"), lambda p: git(repo, "show", f"{parent}:{p}")
     )
-    return introduced(unreachable.scan, changed, ScannersConfig()) if changed else []
+    scan = attributes.scan if scanner == "attributes" else unreachable.scan
+    return introduced(scan, changed, ScannersConfig()) if changed else []
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("clones", type=Path, nargs="+")
     ap.add_argument("--last", type=int, default=300, help="commits per clone (newest first)")
-    ap.add_argument("--scanner", choices=("unreachable", "safeguards"), default="unreachable")
+    ap.add_argument("--scanner", choices=("unreachable", "safeguards", "attributes"), default="unreachable")
     args = ap.parse_args(argv)
     t0, scanned, fired = time.monotonic(), 0, []
     for repo in args.clones:

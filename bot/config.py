@@ -103,10 +103,9 @@ class ScannersConfig(_Section):
     secrets: bool = Field(True, description="Hard-coded credentials (detect-secrets + known token shapes)")
     bandit: bool = Field(True, description="Python security linter bandit on changed .py files")
     patterns: bool = Field(True, description="semgrep, offline, with the rules shipped in bot/rules/")
-    safeguards: bool = Field(
-        True, description="Escaping, sanitizing, validation or safe-API calls the change deletes (diff-based)"
-    )
+    safeguards: bool = Field(True, description="Escaping, validation or safe-API calls the change deletes")
     unreachable: bool = Field(True, description="Python code a change leaves after a return or raise (dead)")
+    attributes: bool = Field(True, description="A `self.x` read that the Python class never defines")
     semgrep: str = Field("semgrep", description="semgrep executable (name on PATH or a path)")
     bandit_skip: list[str] = Field(
         default_factory=lambda: ["B101", "B404", "B603", "B607", "B110", "B112"],

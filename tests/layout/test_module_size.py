@@ -14,7 +14,7 @@ LIMIT = 300
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 555,
     "bot/evidence/behaviour/prereview_trace.py": 417,
-    "bot/config.py": 499,
+    "bot/config.py": 498,
     "bot/evidence/behaviour/judge.py": 421,
     "bot/evidence/behaviour/callables.py": 419,
     "bot/evidence/behaviour/engine.py": 408,

@@ -1,6 +1,6 @@
 """Deterministic finding sources beside the model: secrets, bandit, semgrep with the rules in bot/rules,
-code left unreachable (unreachable.py), and the safeguards a change deletes (safeguards.py, read from the
-diff itself)."""
+code left unreachable (unreachable.py), a `self.x` its class never defines (attributes.py), and the
+safeguards a change deletes (safeguards.py, read from the diff itself)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ SCANNERS: dict[str, str] = {
     "bandit": "bot.findings.scanners.bandit:scan",
     "patterns": "bot.findings.scanners.semgrep:scan",
     "unreachable": "bot.findings.scanners.unreachable:scan",  # in-process, from the AST
+    "attributes": "bot.findings.scanners.attributes:scan",  # in-process, from the AST
 }
 
 # Scanners that also read the files the defaults leave out (vendored, generated, long): see selection.py.
