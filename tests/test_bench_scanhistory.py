@@ -40,3 +40,17 @@ def test_the_history_scan_counts_only_commits_that_put_dead_code_in(tmp_path: Pa
     out = capsys.readouterr().out
     assert "3 commit(s) changing Python, fired on 1" in out  # the root commit has no parent
     assert "(dead code put in)" in out and "rate 33.33%" in out
+
+
+def test_the_history_scan_of_the_attributes_scanner(tmp_path: Path, capsys) -> None:
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cls = "class A:\n    def __init__(self):\n        self.size = 1\n\n    def f(self):\n        return {}\n"
+    _commit(repo, cls.format("self.size"), "start")
+    _commit(repo, cls.format("self.size + 1"), "ordinary")
+    _commit(repo, cls.format("self.sise"), "typo put in")
+    assert _load().main(["--scanner", "attributes", "--last", "10", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "2 commit(s) changing Python, fired on 1" in out
+    assert "(typo put in)" in out and "`self.sise`" in out

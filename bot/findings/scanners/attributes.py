@@ -1,18 +1,19 @@
-"""An attribute of `self` that a method reads and its class never defines: pylint's E1101 (no-member) in
-its surest case, read from the AST. The line raises AttributeError whenever it runs, whatever the input,
-and the tests that never take that path keep passing.
+"""An attribute of `self` that a method reads and its class never defines: pylint's E1101 (no-member) in its
+surest case, read from the AST. The line raises AttributeError whenever it runs, whatever the input, and
+the tests that never take that path keep passing.
 
 Only where the whole class is known: its bases are classes of the same file or built-in types, it has no
-metaclass and is none, no decorator but the ones that only add what the class body names (dataclass, attrs,
-total_ordering), nothing that makes attributes up at run time (`__getattr__`, `__getattribute__`,
+metaclass and is none, no decorator but the ones that only add what the class body names (dataclass,
+attrs, total_ordering), nothing that makes attributes up at run time (`__getattr__`, `__getattribute__`,
 `__setattr__`, `setattr(…)`, `vars(…)`, `__dict__`), and it is not an abstract or mixin class (a name
-ending in `Mixin` or starting with `Base`/`Abstract`, a method that raises NotImplementedError), whose
-subclasses elsewhere supply what it reads. Defined counts: what the class body binds, an attribute the
-class stores on anything (`self.x = …`) or the file stores on the class by name (`Cls.x = …`), what a
-subclass in the file defines, what a built-in base has, dunder names, and a name the class spells as a
-string (`getattr(self, "x", None)`).
-A read under `try: … except AttributeError` is left alone. Only what the change introduces is reported
-(`scanners.introduced`: added lines, not already flagged at base).
+ending in `Mixin` or starting with `Base`/`Abstract`, a method that raises NotImplementedError, or no
+`__init__`/`__new__` in it or its bases: `_concrete`, or more than MAX_MISSING names missing), whose
+subclasses or partners elsewhere supply what it reads. Defined counts: what the class body binds, an
+attribute the class stores on anything (`self.x = …`) or the file stores on the class by name (`Cls.x =
+…`), what a subclass in the file defines, what a built-in base has, dunder names, and a name the class
+spells as a string (`getattr(self, "x", None)`). A read under `try: … except AttributeError` is left
+alone. Only what the change introduces is reported (`scanners.introduced`: added lines, not already
+flagged at base).
 
 Origin: the lint (a general oracle); read while studying the tuning miss dateutil af20fd4 (`self.month`
 on a `list` subclass that keeps the month at `self[self.mstridx]`: AttributeError on a path no test
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ... import pysyntax
 from ...config import ScannersConfig
@@ -33,6 +34,10 @@ RULE = "missing-attribute"
 _PLAIN_DECORATORS = {"dataclass", "s", "attrs", "define", "frozen", "mutable", "total_ordering"}
 _DYNAMIC = {"__getattr__", "__getattribute__", "__setattr__"}
 _Fn = (ast.FunctionDef, ast.AsyncFunctionDef)
+# a class that reads more attributes it never defines than this gets them from a class this file does not
+# show (PyYAML's `Scanner` reads `peek`, `get_mark`, `prefix`, … from the `Reader` its loaders combine it
+# with): not a typo, left alone. Origin: tablib's vendored PyYAML, in bench/scanhistory.py's run.
+MAX_MISSING = 2
 
 
 def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding]:
@@ -44,23 +49,27 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
             tree = pysyntax.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        out += [_finding(path, node, cls) for node, cls in missing(tree)]
+        out += [_finding(path, node, cls) for node, cls in missing(tree, path)]
     return out
 
 
-def missing(tree: ast.AST) -> list[tuple[ast.Attribute, str]]:
+def missing(tree: ast.AST, path: str = "m.py") -> list[tuple[ast.Attribute, str]]:
     """(the `self.x` read, its class's name) for each read of an attribute the class never defines."""
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     found = []
     for cls in classes.values():
-        names = _defined(cls, classes, set())
+        names = _defined(cls, classes, set()) if _concrete(cls, classes, path) else None
         if names is None:
             continue
         known = names | _stored_on(tree, cls.name)
-        for method in cls.body:
-            for node in _self_reads(method):
-                if node.attr not in known and not (node.attr.startswith("__") and node.attr.endswith("__")):
-                    found.append((node, cls.name))
+        reads = [n for m in cls.body for n in _self_reads(m)]
+        mine = [
+            n
+            for n in reads
+            if n.attr not in known and not (n.attr.startswith("__") and n.attr.endswith("__"))
+        ]
+        if len({n.attr for n in mine}) <= MAX_MISSING:
+            found += [(n, cls.name) for n in mine]
     return found
 
 
@@ -101,6 +110,37 @@ def _defined(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: set[str]
                 return None
             names |= more
     return names
+
+
+def _concrete(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], path: str) -> bool:
+    """A class meant to be instantiated as it is: it (or a base in the file) defines `__init__` or
+    `__new__`, it is a dataclass or attrs class, it extends a built-in type, or it is a test class in a
+    test file. A class with none of these is usually a mixin or an abstract base (tqdm's `Comparable`,
+    pyparsing's `TestParseResultsAsserts`): what it reads, the classes that use it define."""
+    name = PurePosixPath(path).name
+    if (name.startswith("test_") or name.endswith("_test.py") or "/tests/" in f"/{path}") and (
+        cls.name.startswith("Test") or cls.name.endswith(("Test", "Tests"))
+    ):
+        return True
+    seen: set[str] = set()
+    todo = [cls]
+    while todo:
+        c = todo.pop()
+        if c.name in seen:
+            continue
+        seen.add(c.name)
+        if any(isinstance(f, _Fn) and f.name in ("__init__", "__new__") for f in c.body) or c.decorator_list:
+            return True
+        for b in c.bases:
+            if isinstance(b, ast.Name) and b.id in classes:
+                todo.append(classes[b.id])
+            elif (
+                isinstance(b, ast.Name)
+                and b.id != "object"
+                and isinstance(getattr(builtins, b.id, None), type)
+            ):
+                return True
+    return False
 
 
 def _stored_on(tree: ast.AST, name: str) -> set[str]:
