@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections.abc
 import hashlib
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -60,7 +61,10 @@ def uses_removed_aliases(repo: Path, sha: str) -> list[str]:
         return []
     if not files or set(files) <= {f.partition(":")[2] for f in moved.split()}:
         return []
-    names = {n for n in re.findall(r"\b(" + "|".join(ABCS) + r")\b", out)}
+    abcs = "|".join(ABCS)
+    names = set(re.findall(r"\bcollections\.(" + abcs + r")\b", out))
+    for imported in re.findall(r"\bfrom collections import ([^#\n]*)", out):
+        names |= set(re.findall(r"\b(" + abcs + r")\b", imported))
     return sorted(names)
 
 
@@ -74,9 +78,11 @@ def with_aliases(env: ProjectEnv, repo: Path, sha: str, env_dir: Path) -> Projec
         return env
     digest = hashlib.sha256(SITECUSTOMIZE.encode()).hexdigest()[:16]
     folder = env_dir / f"pycompat-{digest}"
-    if not (folder / "sitecustomize.py").is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        fsguard.write_text(folder, "sitecustomize.py", SITECUSTOMIZE, create=True)
+    if not (folder / "sitecustomize.py").is_file():  # written whole, then moved: a concurrent review
+        folder.mkdir(parents=True, exist_ok=True)  # never reads half of it
+        part = f"sitecustomize.py.{os.getpid()}.part"
+        fsguard.write_text(folder, part, SITECUSTOMIZE, create=True)
+        os.replace(folder / part, folder / "sitecustomize.py")
     shown = ", ".join(f"`collections.{n}`" for n in names[:3]) + (
         f" and {len(names) - 3} more" if len(names) > 3 else ""
     )

@@ -33,6 +33,7 @@ TESTS = (
             [],
         ),
         ("from collections import OrderedDict\n", []),
+        ("import collections\nfrom typing import Iterable\nx: Iterable = collections.Sized\n", ["Sized"]),
     ],
 )
 def test_the_aliases_a_tree_uses_are_found(make_repo, text, names):
