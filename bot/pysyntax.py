@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import time
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 _TRIES = 5
@@ -36,3 +37,16 @@ def literal_eval(node_or_string: str | ast.AST) -> Any:
             raise ValueError(f"literal longer than {LITERAL_CHARS} characters")
         node_or_string = parse(node_or_string.lstrip(" \t"), mode="eval")
     return ast.literal_eval(node_or_string)
+
+
+def python_files(texts: Mapping[str, str]) -> Iterator[tuple[str, str, Any]]:
+    """(path, text, tree) for each `.py` file of `texts` that parses; the others are left out (a scanner
+    reading the AST has nothing to say about them)."""
+    for path, text in texts.items():
+        if not path.endswith(".py"):
+            continue
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        yield path, text, tree

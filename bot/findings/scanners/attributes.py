@@ -41,16 +41,11 @@ MAX_MISSING = 2
 
 
 def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding]:
-    out: list[Finding] = []
-    for path, text in texts.items():
-        if not path.endswith(".py"):
-            continue
-        try:
-            tree = pysyntax.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        out += [_finding(path, node, cls) for node, cls in missing(tree, path)]
-    return out
+    return [
+        _finding(path, node, cls)
+        for path, _, tree in pysyntax.python_files(texts)
+        for node, cls in missing(tree, path)
+    ]
 
 
 def missing(tree: ast.AST, path: str = "m.py") -> list[tuple[ast.Attribute, str]]:

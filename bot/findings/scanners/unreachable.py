@@ -27,13 +27,7 @@ RULE = "unreachable-code"
 
 def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding]:
     out: list[Finding] = []
-    for path, text in texts.items():
-        if not path.endswith(".py"):
-            continue
-        try:
-            tree = pysyntax.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+    for path, text, tree in pysyntax.python_files(texts):
         lines = text.splitlines()
         out += [_finding(path, exit_, dead) for exit_, dead in dead_code(tree) if not _marked(lines, dead[0])]
     return out
