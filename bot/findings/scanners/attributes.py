@@ -51,12 +51,13 @@ def scan(texts: dict[str, str], root: Path, cfg: ScannersConfig) -> list[Finding
 def missing(tree: ast.AST, path: str = "m.py") -> list[tuple[ast.Attribute, str]]:
     """(the `self.x` read, its class's name) for each read of an attribute the class never defines."""
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    stored = _stored_on_names(tree)
     found = []
     for cls in classes.values():
         names = _defined(cls, classes, set()) if _concrete(cls, classes, path) else None
         if names is None:
             continue
-        known = names | _stored_on(tree, cls.name)
+        known = names | stored.get(cls.name, set())
         reads = [n for m in cls.body for n in _self_reads(m)]
         mine = [
             n
@@ -138,16 +139,13 @@ def _concrete(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], path: str) ->
     return False
 
 
-def _stored_on(tree: ast.AST, name: str) -> set[str]:
-    """Attributes the file stores on the class by its name (`_ymd.month = …`)."""
-    return {
-        n.attr
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute)
-        and not isinstance(n.ctx, ast.Load)
-        and isinstance(n.value, ast.Name)
-        and n.value.id == name
-    }
+def _stored_on_names(tree: ast.AST) -> dict[str, set[str]]:
+    """Attributes the file stores on a bare name, by that name (`_ymd.month = …`: a class's, by name)."""
+    out: dict[str, set[str]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name):
+            out.setdefault(n.value.id, set()).add(n.attr)
+    return out
 
 
 def _dynamic(cls: ast.ClassDef) -> bool:
