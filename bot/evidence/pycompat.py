@@ -48,12 +48,10 @@ SITECUSTOMIZE = (
 def uses_removed_aliases(repo: Path, sha: str) -> list[str]:
     """The alias names the tree at `sha` uses (sorted), from its Python files that do not also name
     `collections.abc`; [] when none does (or git cannot tell)."""
-    try:
-        out = git.git(repo, "grep", "-hoE", _USE, sha, "--", "*.py", check=False)
-        files = [
-            f.partition(":")[2]
-            for f in git.git(repo, "grep", "-lE", _USE, sha, "--", "*.py", check=False).split()
-        ]
+    try:  # one pass: `<sha>:<path>` NUL `<the matched text>` per match
+        out = git.git(repo, "grep", "-z", "-oE", _USE, sha, "--", "*.py", check=False)
+        matches = [line.split("\0", 1) for line in out.splitlines() if "\0" in line]
+        files = sorted({where.partition(":")[2] for where, _ in matches})
         moved = (
             git.git(repo, "grep", "-lF", "collections.abc", sha, "--", *files, check=False) if files else ""
         )
@@ -62,8 +60,9 @@ def uses_removed_aliases(repo: Path, sha: str) -> list[str]:
     if not files or set(files) <= {f.partition(":")[2] for f in moved.split()}:
         return []
     abcs = "|".join(ABCS)
-    names = set(re.findall(r"\bcollections\.(" + abcs + r")\b", out))
-    for imported in re.findall(r"\bfrom collections import ([^#\n]*)", out):
+    text = "\n".join(match for _, match in matches)
+    names = set(re.findall(r"\bcollections\.(" + abcs + r")\b", text))
+    for imported in re.findall(r"\bfrom collections import ([^#\n]*)", text):
         names |= set(re.findall(r"\b(" + abcs + r")\b", imported))
     return sorted(names)
 
