@@ -50,3 +50,13 @@ def python_files(texts: Mapping[str, str]) -> Iterator[tuple[str, str, Any]]:
         except (SyntaxError, ValueError, RecursionError):
             continue
         yield path, text, tree
+
+
+def decorator_name(d: ast.expr) -> str:
+    """`dataclass` for `@dataclass`, `attr` for `@x.attr`; "" for any other form (a call included: the
+    callers that accept `@dataclass(frozen=True)` pass its `func`)."""
+    if isinstance(d, ast.Name):
+        return d.id
+    if isinstance(d, ast.Attribute):
+        return d.attr
+    return ""

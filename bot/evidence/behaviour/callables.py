@@ -324,7 +324,7 @@ def _record(
     signature = "\n".join(head_lines[node.lineno - 1 : max(node.lineno, body_start - 1)]).strip()
     params = parameters(node.args)
     is_method = hd.is_method and bool(params) and params[0].name in ("self", "cls")
-    if is_method and any(_decorator_name(d) == "staticmethod" for d in node.decorator_list):
+    if is_method and any(pysyntax.decorator_name(d) == "staticmethod" for d in node.decorator_list):
         is_method = False
     gen = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
     return Changed(
@@ -340,9 +340,10 @@ def _record(
         is_method=is_method,
         is_async=isinstance(node, ast.AsyncFunctionDef),
         is_generator=gen,
-        is_context_manager=gen and any(_decorator_name(d) == "contextmanager" for d in node.decorator_list),
+        is_context_manager=gen
+        and any(pysyntax.decorator_name(d) == "contextmanager" for d in node.decorator_list),
         is_property=is_method
-        and any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list),
+        and any(pysyntax.decorator_name(d) in ("property", "cached_property") for d in node.decorator_list),
         head_source="\n".join(head_lines[hd.span[0] - 1 : hd.span[1]]),
         base_source="\n".join(base_lines[bd.span[0] - 1 : bd.span[1]]) if bd else "",
         other_docs=tuple(
@@ -376,14 +377,6 @@ def parameters(a: ast.arguments) -> tuple[Param, ...]:
     if a.kwarg:
         out.append(Param(a.kwarg.arg, ann(a.kwarg), True, "varkw"))
     return tuple(out)
-
-
-def _decorator_name(d: ast.expr) -> str:
-    if isinstance(d, ast.Name):
-        return d.id
-    if isinstance(d, ast.Attribute):
-        return d.attr
-    return ""
 
 
 def _own_nodes(node: ast.AST) -> list[ast.AST]:

@@ -241,11 +241,7 @@ class _Rebound(Exception):
 
 def _last(node: ast.expr) -> str:
     """`dataclass` for `@dataclass`, `@dataclasses.dataclass(frozen=True)`, `@attr.s`."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
+    return pysyntax.decorator_name(node.func if isinstance(node, ast.Call) else node)
 
 
 def _finding(path: str, node: ast.Attribute, cls: str) -> Finding:
