@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import wording
 from .projectenv import FIX_TIME, fix_for
 from .testrun import TestRun
 
@@ -33,9 +34,7 @@ def uncollected_note(run: TestRun, at: str = "base") -> str | None:
         return None
     modules = [u.partition(": ")[0] for u in run.uncollected]
     why = next((u.partition(": ")[2] for u in run.uncollected if ": " in u), "")
-    shown = ", ".join(f"`{p}`" for p in modules[:3]) + (
-        f" and {len(modules) - 3} more" if len(modules) > 3 else ""
-    )
+    shown = wording.first_few([f"`{p}`" for p in modules])
     return (
         f"tests: {len(modules)} test module(s) could not be collected at {at} ({shown}"
         + (f": {why}" if why else "")

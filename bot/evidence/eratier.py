@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from .. import wording
 from .envbase import EnvError
 from .pininstall import install_failure
 from .pinrelax import name_of
@@ -86,7 +87,7 @@ def attempt(
 
 def describe(era: datetime, floor: datetime, lifted: Sequence[str]) -> str:
     """How the two-tier bound reads in the note."""
-    shown = ", ".join(lifted[:5]) + (f" and {len(lifted) - 5} more" if len(lifted) > 5 else "")
+    shown = wording.first_few(lifted, 5)
     return (
         f"as released up to {era.date().isoformat()}{TIERED}{shown} as released "
         f"up to {floor.date().isoformat()} (the base commit predates this Python's supporting releases)"

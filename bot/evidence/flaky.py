@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import wording
 from ..change.diff import Diff
 from ..sandbox.exchange import BACK, GIVEN
 from .breakage import Breakage, changed_lines
@@ -159,7 +160,7 @@ def _traced_all(diff: Diff, spec: dict[str, list[int]]) -> bool:
 
 
 def _unrelated_note(tests: Sequence[str]) -> str:
-    shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+    shown = wording.first_few(tests)
     return (
         f"Not counted as broken by this change: {shown} failed at head and passed at base on every rerun "
         "but never ran a changed line, not even at import (traced) — a flaky or environment-dependent test."

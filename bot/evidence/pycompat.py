@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from .. import fsguard
+from .. import fsguard, wording
 from ..change import git
 from .envbase import ProjectEnv
 
@@ -82,9 +82,7 @@ def with_aliases(env: ProjectEnv, repo: Path, sha: str, env_dir: Path) -> Projec
         part = f"sitecustomize.py.{os.getpid()}.part"
         fsguard.write_text(folder, part, SITECUSTOMIZE, create=True)
         os.replace(folder / part, folder / "sitecustomize.py")
-    shown = ", ".join(f"`collections.{n}`" for n in names[:3]) + (
-        f" and {len(names) - 3} more" if len(names) > 3 else ""
-    )
+    shown = wording.first_few([f"`collections.{n}`" for n in names])
     note = (
         f"Test environment: the base's code uses {shown}, which Python 3.10 removed; the tests ran with "
         "those names restored as aliases of `collections.abc` (a `sitecustomize` of prereview's)."

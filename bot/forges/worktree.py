@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .. import fsguard
+from .. import fsguard, wording
 from ..change import git
 from ..config import CONFIG_FILE, MAX_CONFIG_BYTES
 from ..types import PrereviewError
@@ -30,7 +30,7 @@ def uncommitted_note(repo: Path) -> str | None:
     changed = uncommitted(repo)
     if not changed:
         return None
-    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    shown = wording.first_few(changed)
     return (
         f"uncommitted changes in {len(changed)} file(s) were not reviewed ({shown}): the review is of "
         "commits; `prereview review --worktree` reviews the working tree"
