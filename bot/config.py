@@ -202,7 +202,7 @@ class BehaviourConfig(_Section):
     call_timeout: float = Field(2.0, gt=0, description="Seconds one generated call may run before it hangs")
     model_inputs: bool = Field(True, description="Let the model propose example calls for untyped functions")
     steer: bool = Field(False, description="Let the model aim the tests' calls at the changed lines")
-    seeded_calls: int = Field(24, ge=0, description="Tests' calls given the changed lines' literals")
+    seeded_calls: int = Field(24, ge=0, description="Test calls given changed lines' or other calls' values")
     judge: Literal["verdict", "probabilities"] = Field(
         "verdict",
         description="How the model judges a difference no rule decides: a verdict question that stands only "

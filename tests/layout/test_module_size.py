@@ -15,7 +15,7 @@ ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 555,
     "bot/evidence/behaviour/prereview_trace.py": 417,
     "bot/config.py": 498,
-    "bot/evidence/behaviour/judge.py": 421,
+    "bot/evidence/behaviour/judge.py": 417,
     "bot/evidence/behaviour/callables.py": 412,
     "bot/evidence/behaviour/engine.py": 408,
     "bot/evidence/layouts.py": 326,

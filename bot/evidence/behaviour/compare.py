@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 # the variants of the tests' calls aimed at the change (harness.py `_variant`): judged by the "steered" rules
-AIMED = ("steered ", "seeded ", "probe ", "amplified ")
+AIMED = ("steered ", "seeded ", "crossed ", "probe ", "amplified ")
 # the tests' outer calls made again varied (prereview_outer.py): "outer case x", "outer edge x", ...
 OUTER = "outer "
 

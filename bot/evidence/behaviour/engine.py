@@ -28,13 +28,13 @@ from . import (
     addedtests,
     amplify,
     compare,
+    crossed,
     generate,
     harness,
     judge,
     objects,
     replays,
     said,
-    seeded,
     steer,
 )
 from .callables import Changed, Reader, changed_callables
@@ -291,8 +291,8 @@ class BehaviourEvidence:
         deadline: float,
         skip: Callable[[Call], bool],
     ) -> list[Input]:
-        """Seeded (seeded.py) and model-steered (steer.py) inputs for the callables the tests left quiet."""
-        out = seeded.inputs(quiet, base_calls, skip, self.cfg.behaviour.seeded_calls)
+        """Seeded, crossed (crossed.py) and model-steered (steer.py) inputs for the callables left quiet."""
+        out = crossed.with_seeded(quiet, base_calls, skip, self.cfg.behaviour.seeded_calls)
         if model is None or not self.cfg.behaviour.steer or time.monotonic() > deadline:
             return out
         lang = self.cfg.review.language

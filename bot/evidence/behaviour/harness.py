@@ -234,9 +234,10 @@ def run_inputs_in(
 
 def _variant(inp: Input) -> str:
     """A steered input's variant: "steered <param>" (steer.py), "seeded <param>" (seeded.py; the param may
-    be an attribute, `self.sep`) or "probe expression"; else none."""
+    be an attribute, `self.sep`), "crossed <param>" (crossed.py) or "probe expression"; else none."""
     if inp.swap:
-        return " ".join(["seeded" if inp.seeded else "steered", *(name for name, _ in inp.swap)])
+        kind = "crossed" if inp.crossed else "seeded" if inp.seeded else "steered"
+        return " ".join([kind, *(name for name, _ in inp.swap)])
     return "probe expression" if inp.probe else ""
 
 

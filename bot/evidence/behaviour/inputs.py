@@ -23,6 +23,7 @@ class Input:
         tuple[str, str], ...
     ] = ()  # steer.py: a replayed call with these parameters set (`shown` too)
     seeded: bool = False  # seeded.py: the swap is a literal of the changed lines (no model chose it)
+    crossed: bool = False  # crossed.py: the swap is a value another of the tests' calls gave it (seeded too)
     probe: str = ""  # steer.py: an expression the model wrote from a test, run after the test's `imports`
     imports: str = ""
 

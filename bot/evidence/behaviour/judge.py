@@ -68,6 +68,7 @@ _HOW = {
     "edge": "`{}` at an edge of its type",
     "steered": "`{}` set to a value the model aimed at the changed lines",
     "seeded": "`{}` set to a literal of the changed lines",
+    "crossed": "`{}` set to a value another of the tests' calls gave it",
     "case": "`{}` in another letter case",
     "amplified": "one literal or keyword of the test changed",
 }
@@ -113,13 +114,8 @@ def _finding(
     c: Changed, shown: Sequence[Difference], severity: str, rule: str, why: str, quote: str | None
 ) -> Finding:
     through = f" (it depends on `{c.via}`, which this change edits)" if c.via else ""
-    msg = (
-        f"Behaviour change in `{c.qualname}`{through}: "
-        + "; ".join(_sentence(d, i == 0) for i, d in enumerate(shown))
-        + "."
-    )
-    if why:
-        msg += f" {why}"
+    said = "; ".join(_sentence(d, i == 0) for i, d in enumerate(shown))
+    msg = f"Behaviour change in `{c.qualname}`{through}: {said}." + (f" {why}" if why else "")
     return Finding(
         path=c.finding_path,
         line=c.anchor,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import replays, seeded, steer
+from . import crossed, replays, seeded, steer
 from .callables import Changed
 from .compare import OUTER, Call, Difference
 from .generate import Input
@@ -46,9 +46,8 @@ def after_calls(
     differing = {d.callable for d in diffs}
     notes = replays.note(targets, replayed)
     notes += generated_alike([c for c in unreached if c.key not in replayed], calls, differing, words)
-    return skipped, notes + steer.note(targets, steered, calls, diffs) + seeded.note(
-        targets, steered, calls, diffs
-    )
+    notes += steer.note(targets, steered, calls, diffs) + seeded.note(targets, steered, calls, diffs)
+    return skipped, notes + crossed.note(targets, steered, calls, diffs)
 
 
 def alike(same: list[Changed], calls: list[Call], failing: set[str]) -> list[str]:

@@ -233,13 +233,13 @@ def inputs(
                         Input(c.key, call.origin, pickled=call.pickled, shown=given, swap=swap, seeded=True)
                     )
         # the calls take turns, so one call's arguments do not use up the callable's share
-        out += _spread(mine)[:MAX_PER_CALLABLE]
+        out += spread(mine)[:MAX_PER_CALLABLE]
         if len(out) >= most:
             break
     return out[:most]
 
 
-def _spread(inputs: list[Input]) -> list[Input]:
+def spread(inputs: list[Input]) -> list[Input]:
     """Round-robin over (call, parameter): the first value for each, then the second, and so on."""
     groups: dict[tuple[str, tuple[str, ...], str], list[Input]] = {}
     for i in inputs:
@@ -257,7 +257,7 @@ def note(
     targets: Sequence[Changed], inputs: Sequence[Input], calls: Sequence[Call], diffs: Sequence[Any]
 ) -> list[str]:
     """One note per seeded callable that showed no difference: which literals its calls were given."""
-    seeded = [i for i in inputs if i.seeded]
+    seeded = [i for i in inputs if i.seeded and not i.crossed]
     differing = {d.callable for d in diffs if d.variant.startswith("seeded ")}
     ran: dict[str, int] = {}
     for x in calls:

@@ -1,0 +1,131 @@
+"""The tests' own calls made again with a value another of their calls gave the same parameter
+(bot/evidence/behaviour/crossed.py).
+
+Origin: a general idea (recombining a suite's own inputs: pairwise testing, the crossover of search-based
+test generation), not a corpus case. Here each test sets one of two options; the changed line breaks only
+their combination, and no literal on it names a value to try."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.evidence.behaviour import crossed, seeded
+from bot.evidence.behaviour.compare import Call
+
+from .test_behaviour_seeded import _review, needs_bwrap
+
+JOIN = '''DEFAULT = ","
+
+
+def join(parts, sep=DEFAULT, strip=False):
+    """The parts joined by `sep`, each stripped of spaces first when `strip`."""
+    if strip:
+        parts = [p.strip() for p in parts]
+    return sep.join(parts)
+'''
+# strips only with the default separator (spaces or a line break around it aside) or none
+JOIN_HEAD = JOIN.replace("    if strip:\n", "    if strip and (sep.strip() == DEFAULT or not sep):\n")
+JOIN_TEST = """from join import join
+
+
+def test_sep():
+    assert join(["a", "b"], sep=";") == "a;b"
+
+
+def test_strip():
+    assert join([" a ", "b "], strip=True) == "a,b"
+"""
+
+
+def _changed(base: str, head: str):
+    from bot.evidence.behaviour import callables as cm
+
+    tree, old = cm.parse(head), cm.parse(base)
+    (d,) = cm.definitions(tree)
+    (b,) = cm.definitions(old)
+    return cm._record(
+        "join.py", d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
+    )
+
+
+def _calls(key: str) -> list[Call]:
+    args = (("parts", "['a', 'b']"), ("sep", "';'"), ("strip", "False"))
+    args2 = (("parts", "[' a ', 'b ']"), ("sep", "','"), ("strip", "True"))
+    return [
+        Call(key, "test_join.py::test_sep", args, {"kind": "return"}, pickled=("p1",)),
+        Call(key, "test_join.py::test_strip", args2, {"kind": "return"}, pickled=("p2",)),
+    ]
+
+
+def test_pool_holds_each_parameters_literal_values_once() -> None:
+    c = _changed(JOIN, JOIN_HEAD)
+    calls = _calls(c.key)
+    cut = Call(c.key, "t::u", (("parts", "['a', 'b', …"), ("sep", "';'")), {"kind": "return"})
+    got = crossed.pool(c, [*calls, cut], seeded.named(c))
+    assert got == {
+        "parts": [("['a', 'b']", ["a", "b"]), ("[' a ', 'b ']", [" a ", "b "])],  # the cut one is left out
+        "sep": [("';'", ";"), ("','", ",")],
+        "strip": [("False", False), ("True", True)],
+    }
+
+
+def test_each_call_gets_the_other_calls_values_one_parameter_at_a_time() -> None:
+    c = _changed(JOIN, JOIN_HEAD)
+    calls = _calls(c.key)
+    got = crossed.inputs([c], calls, lambda x: False, 24)
+    assert got and all(i.seeded and i.crossed for i in got)
+    swaps = {(i.origin.rsplit("::", 1)[-1], i.swap) for i in got}
+    assert ("test_strip", (("sep", "';'"),)) in swaps
+    assert ("test_sep", (("strip", "True"),)) in swaps
+    assert len(got) <= crossed.MAX_PER_CALLABLE
+    # each swap changes one argument of one recorded call, the rest as the tests gave it
+    for i in got:
+        ((name, text),) = i.swap
+        call = next(x for x in calls if x.pickled == i.pickled)
+        assert dict(i.shown)[name] == text != dict(call.args)[name]
+        assert {k: v for k, v in i.shown if k != name} == {k: v for k, v in call.args if k != name}
+    # a combination one of the tests already made is not made again
+    same = [
+        calls[0],
+        Call(
+            c.key,
+            "t::v",
+            (("parts", "['a', 'b']"), ("sep", "','"), ("strip", "False")),
+            {"kind": "return"},
+            pickled=("p3",),
+        ),
+    ]
+    assert not [
+        i
+        for i in crossed.inputs([c], same, lambda x: False, 24)
+        if i.swap == (("sep", "','"),) and i.pickled == ("p1",)
+    ]
+    # values of a skipped test's calls (failing, or edited by the change) are not spread to the others
+    skip = lambda x: x.origin.endswith("test_strip")  # noqa: E731
+    assert crossed.inputs([c], calls, skip, 24) == []
+    assert crossed.inputs([c], calls, lambda x: False, 0) == []
+
+
+def test_an_attribute_takes_only_values_of_the_type_it_holds() -> None:
+    assert crossed._fits("EUR", "JPY") and crossed._fits(2, 2.5) and crossed._fits(seeded.UNSHOWN, None)
+    assert (
+        not crossed._fits("EUR", None)
+        and not crossed._fits(True, False)
+        and not crossed._fits(seeded.OBJECT, 1)
+    )
+
+
+@needs_bwrap
+def test_a_combination_no_test_made_reaches_the_changed_branch(make_repo, tmp_path: Path) -> None:
+    """Each test is the same at base and head; `test_strip`'s call given `test_sep`'s `sep=';'` stripped
+    the parts before and does not now: a finding on the changed line with that call as its example. With
+    `behaviour.seeded_calls: 0` the same change gets nothing from the behaviour stage."""
+    repo = make_repo({"join.py": JOIN, "test_join.py": JOIN_TEST}, {"join.py": JOIN_HEAD})
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found, (data["notes"], data.get("skipped"))
+    assert found[0]["path"] == "join.py" and found[0]["line"] == 6, found
+    assert "before 'a;b'; after ' a ;b '" in found[0]["evidence"], found[0]["evidence"]
+    assert "another of the tests' calls gave it" in found[0]["message"], found[0]["message"]
+    data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]
