@@ -129,3 +129,17 @@ def test_a_combination_no_test_made_reaches_the_changed_branch(make_repo, tmp_pa
     assert "another of the tests' calls gave it" in found[0]["message"], found[0]["message"]
     data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
     assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]
+
+
+@needs_bwrap
+def test_a_difference_only_a_varied_call_shows_leaves_the_callable_to_the_aimed_calls(
+    make_repo, tmp_path: Path
+) -> None:
+    """Head strips only with the default separator. The tracer's edge variant of `test_strip`'s call
+    (`sep=''`) differs too, but that difference is for the edge rules alone, and none of them takes it:
+    the callable still counts as quiet, so the crossed call (`sep=';'`) is made and reported."""
+    head = JOIN.replace("    if strip:\n", "    if strip and sep == DEFAULT:\n")
+    repo = make_repo({"join.py": JOIN, "test_join.py": JOIN_TEST}, {"join.py": head})
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found and "before 'a;b'; after ' a ;b '" in found[0]["evidence"], (data["findings"], data["notes"])

@@ -194,7 +194,7 @@ class BehaviourEvidence:
         def skip(x: Call) -> bool:  # a failing or edited test's call: not one to vary
             return x.origin in failing or edited(x.origin)
 
-        differing = {d.callable for d in diffs}
+        differing = {d.callable for d in diffs if not d.variant}  # a varied call's: judged by rules alone
         quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
         steered = self._steered(quiet, base_calls, model, deadline, skip)
         if self.cfg.behaviour.amplified_tests and runs.runner is not None:  # the tests varied (amplify.py)
