@@ -135,11 +135,34 @@ def test_a_combination_no_test_made_reaches_the_changed_branch(make_repo, tmp_pa
 def test_a_difference_only_a_varied_call_shows_leaves_the_callable_to_the_aimed_calls(
     make_repo, tmp_path: Path
 ) -> None:
-    """Head strips only with the default separator. The tracer's edge variant of `test_strip`'s call
-    (`sep=''`) differs too, but that difference is for the edge rules alone, and none of them takes it:
+    """Head strips only with the default separator. The tracer's variants of `test_strip`'s call (`sep=''`,
+    `sep=',\\n'`) differ too, but those differences are for the variants' rules alone, and none takes them:
     the callable still counts as quiet, so the crossed call (`sep=';'`) is made and reported."""
     head = JOIN.replace("    if strip:\n", "    if strip and sep == DEFAULT:\n")
     repo = make_repo({"join.py": JOIN, "test_join.py": JOIN_TEST}, {"join.py": head})
     data = _review(repo, tmp_path)
     found = [f for f in data["findings"] if f["source"] == "behaviour"]
     assert found and "before 'a;b'; after ' a ;b '" in found[0]["evidence"], (data["findings"], data["notes"])
+    # without the aimed calls, the varied call's difference is still said, in a note, not dropped silently
+    data = _review(repo, tmp_path, behaviour={"seeded_calls": 0})
+    assert not [f for f in data["findings"] if f["source"] == "behaviour"], data["findings"]
+    (note,) = [n for n in data["notes"] if "which no rule takes as a bug" in n]
+    assert note.startswith("behaviour: `join`: ") and "`edge sep`" in note and "(e.g. join([' a '" in note, (
+        note
+    )
+
+
+def test_the_note_names_the_values_tried_and_how_many_calls_ran() -> None:
+    c = _changed(JOIN, JOIN_HEAD)
+    got = crossed.inputs([c], _calls(c.key), lambda x: False, 24)
+    ran = [
+        Call(c.key, i.origin, i.shown, {"kind": "return", "repr": "'x'"}, replay=i, variant="crossed x")
+        for i in got[:2]
+    ]
+    (note,) = crossed.note([c], got, ran, [])
+    assert note.startswith("behaviour: `join`: no difference on the tests' calls given values their other")
+    assert f"(2 of {len(got)} ran: `" in note, note
+    # a callable whose crossed calls differed gets no such note; nor does one never crossed
+    differing = [type("D", (), {"callable": c.key, "variant": "crossed sep"})()]
+    assert crossed.note([c], got, ran, differing) == []
+    assert crossed.note([c], [], [], []) == []

@@ -17,7 +17,7 @@ ALLOWED: dict[str, int] = {
     "bot/config.py": 498,
     "bot/evidence/behaviour/judge.py": 417,
     "bot/evidence/behaviour/callables.py": 412,
-    "bot/evidence/behaviour/engine.py": 408,
+    "bot/evidence/behaviour/engine.py": 406,
     "bot/evidence/layouts.py": 326,
     "bot/models/llama_cpp.py": 302,
     "bot/server/app.py": 321,

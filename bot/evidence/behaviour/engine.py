@@ -273,14 +273,12 @@ class BehaviourEvidence:
                 )
             out += j.findings
             self.changes += j.changes
+            self.notes += said.untaken(c, mine, j.findings)
             self.examples.update(j.examples)
             self.seconds_model += j.seconds_model
         if unjudged:
-            self._left_out(
-                unjudged,
-                f"before the model judged the differences of {len(unjudged)} function(s); "
-                "reported unchecked against the change's text",
-            )
+            what = f"before the model judged the differences of {len(unjudged)} function(s); reported"
+            self._left_out(unjudged, what + " unchecked against the change's text")
         return out
 
     def _steered(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...types import Finding
 from . import crossed, replays, seeded, steer
 from .callables import Changed
-from .compare import OUTER, Call, Difference
+from .compare import AIMED, OUTER, Call, Difference
 from .generate import Input
 
 
@@ -130,3 +131,19 @@ def generated_alike(
                 f"{len(ran)} generated call(s) ({', '.join(kinds)}; e.g. `{shown}`)"
             )
     return out
+
+
+def untaken(c: Changed, diffs: Sequence[Difference], findings: Sequence[Finding]) -> list[str]:
+    """A note for a callable with no finding whose tests' calls made again varied (an edge, a line break,
+    a proxy, the outer call varied: judged by the rules alone) differ at head: what differed, that no
+    rule takes it as a bug, and one example. Without it such a difference was dropped without a word."""
+    varied = [d for d in diffs if d.variant and not d.variant.startswith(AIMED)]
+    if findings or not varied:
+        return []
+    kinds = ", ".join(dict.fromkeys(f"`{d.variant}`" for d in varied[:20]))
+    shown = varied[0].example()
+    shown = shown if len(shown) <= 120 else shown[:119] + "…"
+    return [
+        f"behaviour: `{c.qualname}`: {len(varied)} of the tests' calls made again varied ({kinds}) differ at "
+        f"head, which no rule takes as a bug; not reported (e.g. {shown})"
+    ]
