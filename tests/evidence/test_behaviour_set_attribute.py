@@ -72,3 +72,19 @@ def test_a_dotted_swap_sets_the_attribute_of_that_argument() -> None:
     assert show(*pos, **kw) == "//"
     with pytest.raises(KeyError):
         steer.swapped(show, [p], {}, {"other.sep": "'/'"}, lambda text, _: eval(text))  # noqa: S307
+
+
+def test_loose_sets_a_value_of_another_type_but_only_an_instance_attribute() -> None:
+    """crossed.py: a value the same attribute held in another of the tests' calls, whatever its type."""
+    p, s = Plain(), Slots()
+    steer.set_attribute(p, "sep", None, loose=True)
+    steer.set_attribute(p, "on", ("a",), loose=True)
+    steer.set_attribute(s, "sep", 1, loose=True)
+    assert (p.sep, p.on, s.sep) == (None, ("a",), 1)
+    g = Guarded.__new__(Guarded)
+    object.__setattr__(g, "sep", ",")
+    steer.set_attribute(g, "sep", None, loose=True)  # its __setattr__ is not called
+    assert g.sep is None
+    for obj, attr in [(Plain(), "shown"), (Plain(), "nope"), (Slots(), "unset")]:
+        with pytest.raises(TypeError):  # a property, a name it does not hold, an unset slot: refused
+            steer.set_attribute(obj, attr, None, loose=True)

@@ -11,8 +11,10 @@ is made at base and head and a difference is judged as the seeded ones are (rule
 then the change's words).
 
 Values come only from the tests' calls that are not varied, replayed, failing at head or edited by the
-change (`skip`): a deleted regression test's arguments are not spread over the others. An attribute gets
-only values of the type it holds (the harness refuses any other, prereview_steer.py `set_attribute`).
+change (`skip`): a deleted regression test's arguments are not spread over the others. An attribute may
+get a value of another type (None where the tests' other objects held a tuple): a state the tests' own
+objects were in. The harness sets it only where the object holds it as an instance attribute, running no
+project code (prereview_steer.py `set_attribute`, `loose`).
 
 Origin: a general idea, recombining the inputs a suite already uses (pairwise/combinatorial testing,
 the crossover of search-based test generation such as EvoSuite), narrowed to the changed callable; not a
@@ -36,8 +38,6 @@ MAX_PER_CALLABLE = 6  # inputs per changed callable
 MAX_PER_PARAM = 3  # values tried per parameter of one call
 MAX_POOL = 12  # distinct values kept per parameter
 PREFIX = "crossed "  # Call.variant of such a call (compare.AIMED)
-
-_NUMBERS = (int, float)
 
 
 def _literal(shown: str) -> Any:
@@ -72,15 +72,6 @@ def pool(
         for name, held in attributes(names, call):
             add(name, held)
     return out
-
-
-def _fits(held: Any, value: Any) -> bool:
-    """An attribute holding `held` can take `value` (prereview_steer.set_attribute's own rule)."""
-    if held is OBJECT or type(held) is bool or type(value) is bool:
-        return False
-    if held is UNSHOWN:
-        return True
-    return type(held) is type(value) or (type(held) in _NUMBERS and type(value) in _NUMBERS)
 
 
 def _ordered(was: str, held: Any, values: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -118,8 +109,7 @@ def inputs(
                     mine.append(_input(c, call, given, ((name, text),)))
             for name, held in attributes(names, call):
                 shown = "" if held in (OBJECT, UNSHOWN) else repr(held)
-                fitting = [(t, v) for t, v in values.get(name, ()) if _fits(held, v)]
-                for text, _ in _ordered(shown, held, fitting)[:MAX_PER_PARAM]:
+                for text, _ in _ordered(shown, held, values.get(name, []))[:MAX_PER_PARAM]:
                     swap = ((name, text),)
                     mine.append(_input(c, call, call.args + swap, swap))
         out += spread(mine)[:MAX_PER_CALLABLE]

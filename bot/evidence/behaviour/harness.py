@@ -113,7 +113,7 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
         elif inp.pickled:
             call["pickled"] = list(inp.pickled)
             if inp.swap:
-                call["swap"] = dict(inp.swap)
+                call["swap"], call["loose"] = dict(inp.swap), inp.crossed  # crossed.py: a value held before
         elif inp.nesting:
             call["nesting"] = True
         elif inp.doctest:

@@ -236,7 +236,7 @@ def _replay(call: dict[str, Any], timeout: float) -> dict[str, Any]:
     fn = calls.resolve(mod, qual.rsplit(".", 1)[0]) if init else calls.raw(mod, qual)
     if call.get("swap"):
         try:  # a constructor's recorded arguments have no `self`: bound to its class's signature
-            pos, kw = steer.swapped(fn, pos, kw, call["swap"], _value)
+            pos, kw = steer.swapped(fn, pos, kw, call["swap"], _value, call.get("loose") is True)
         except (TypeError, ValueError, SyntaxError, KeyError, AttributeError) as exc:
             why = probe.normalise(f"{type(exc).__name__}: {exc}", ROOT, 200)
             return {"id": call["id"], "result": {"kind": "unavailable", "type": "swap", "message": why}}

@@ -67,10 +67,13 @@ def evaluate(call: dict[str, Any], timeout: float, timed: Any, shown: Any, limit
     return {"id": ident, "result": result, "reached": entered[0] > 0}
 
 
-def swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str], value: Any) -> tuple[list[Any], dict[str, Any]]:
+def swapped(
+    fn: Any, pos: Any, kw: Any, swap: dict[str, str], value: Any, loose: bool = False
+) -> tuple[list[Any], dict[str, Any]]:
     """The recorded arguments with the named parameters set to the given literals (a name the callable
     does not take, or a `*args`/`**kwargs` one, is refused: KeyError); a dotted name (`self.sep`) sets
-    that attribute of the argument instead (`set_attribute`)."""
+    that attribute of the argument instead (`set_attribute`; `loose`: of any type, a value the same
+    attribute held in another of the tests' calls, crossed.py)."""
     sig = inspect.signature(fn)
     bound = sig.bind_partial(*pos, **kw)
     for name, text in swap.items():
@@ -78,7 +81,7 @@ def swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str], value: Any) -> tup
         if attr:
             if root not in bound.arguments:
                 raise KeyError(root)
-            set_attribute(bound.arguments[root], attr, value(text, {}))
+            set_attribute(bound.arguments[root], attr, value(text, {}), loose)
             continue
         param = sig.parameters.get(name)
         if param is None or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -87,10 +90,10 @@ def swapped(fn: Any, pos: Any, kw: Any, swap: dict[str, str], value: Any) -> tup
     return list(bound.args), dict(bound.kwargs)
 
 
-def set_attribute(obj: Any, attr: str, new: Any) -> None:
+def set_attribute(obj: Any, attr: str, new: Any, loose: bool = False) -> None:
     """Set an instance attribute (in its `__dict__`, or a slot) that holds a value of `new`'s type (a
-    number for a number), running none of the project's code: no property, `__setattr__` or descriptor of
-    its own. Anything else is refused (TypeError)."""
+    number for a number; with `loose`, of any type), running none of the project's code: no property,
+    `__setattr__` or descriptor of its own. Anything else is refused (TypeError)."""
     try:
         held = object.__getattribute__(obj, "__dict__")
     except AttributeError:
@@ -106,6 +109,8 @@ def set_attribute(obj: Any, attr: str, new: Any) -> None:
         put = lambda _, v: slot.__set__(obj, v)  # noqa: E731
     else:
         raise TypeError(f"no instance attribute {attr}")
+    if loose:
+        return put(attr, new)
     numbers = (int, float)
     if type(old) is bool or type(new) is bool:
         raise TypeError(f"{attr} holds a bool")
