@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.evidence.behaviour import crossed, seeded
 from bot.evidence.behaviour.compare import Call
 
+from .test_behaviour_seeded import _changed as seeded_changed
 from .test_behaviour_seeded import _review, needs_bwrap
 
 JOIN = '''DEFAULT = ","
@@ -38,14 +39,7 @@ def test_strip():
 
 
 def _changed(base: str, head: str):
-    from bot.evidence.behaviour import callables as cm
-
-    tree, old = cm.parse(head), cm.parse(base)
-    (d,) = cm.definitions(tree)
-    (b,) = cm.definitions(old)
-    return cm._record(
-        "join.py", d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
-    )
+    return seeded_changed(base, head, "join.py")
 
 
 def _calls(key: str) -> list[Call]:

@@ -33,14 +33,14 @@ def test_long_option():
 """
 
 
-def _changed(base: str, head: str):
+def _changed(base: str, head: str, path: str = "flags.py"):
     from bot.evidence.behaviour import callables as cm
 
     tree, old = cm.parse(head), cm.parse(base)
     (d,) = cm.definitions(tree)
     (b,) = cm.definitions(old)
     return cm._record(
-        "flags.py", d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
+        path, d, b, "modified", d.span[0], head.splitlines(), base.splitlines(), cm.module_docs(tree)
     )
 
 

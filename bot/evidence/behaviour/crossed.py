@@ -136,19 +136,5 @@ def note(
 ) -> list[str]:
     """One note per crossed callable that showed no difference: which values its calls were given."""
     crossed = [i for i in inputs if i.crossed]
-    differing = {d.callable for d in diffs if d.variant.startswith(PREFIX)}
-    ran: dict[str, int] = {}
-    for x in calls:
-        if x.replay is not None and x.replay in crossed and x.result.get("kind") != "unavailable":
-            ran[x.callable] = ran.get(x.callable, 0) + 1
-    out = []
-    for c in targets:
-        tried = [i for i in crossed if i.callable == c.key]
-        if not tried or c.key in differing:
-            continue
-        shown = ", ".join(list(dict.fromkeys(f"`{n}={v[:40]}`" for i in tried for n, v in i.swap))[:3])
-        out.append(
-            f"behaviour: `{c.qualname}`: no difference on the tests' calls given values their other calls "
-            f"gave the same parameter ({ran.get(c.key, 0)} of {len(tried)} ran: {shown})"
-        )
-    return out
+    given = "given values their other calls gave the same parameter"
+    return seeded.quiet_notes(targets, crossed, calls, diffs, PREFIX, given)

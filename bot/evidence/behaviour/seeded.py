@@ -258,19 +258,32 @@ def note(
 ) -> list[str]:
     """One note per seeded callable that showed no difference: which literals its calls were given."""
     seeded = [i for i in inputs if i.seeded and not i.crossed]
-    differing = {d.callable for d in diffs if d.variant.startswith("seeded ")}
+    return quiet_notes(targets, seeded, calls, diffs, "seeded ", "given the changed lines' literals")
+
+
+def quiet_notes(
+    targets: Sequence[Changed],
+    tried: Sequence[Input],
+    calls: Sequence[Call],
+    diffs: Sequence[Any],
+    prefix: str,
+    given: str,
+) -> list[str]:
+    """One note per callable whose `tried` inputs (a swap each) gave no difference of variant `prefix`:
+    how many of its calls ran, and the first few values they were `given`."""
+    differing = {d.callable for d in diffs if d.variant.startswith(prefix)}
     ran: dict[str, int] = {}
     for x in calls:
-        if x.replay is not None and x.replay in seeded and x.result.get("kind") != "unavailable":
+        if x.replay is not None and x.replay in tried and x.result.get("kind") != "unavailable":
             ran[x.callable] = ran.get(x.callable, 0) + 1
     out = []
     for c in targets:
-        tried = [i for i in seeded if i.callable == c.key]
-        if not tried or c.key in differing:
+        mine = [i for i in tried if i.callable == c.key]
+        if not mine or c.key in differing:
             continue
-        shown = ", ".join(list(dict.fromkeys(f"`{n}={v[:40]}`" for i in tried for n, v in i.swap))[:3])
+        shown = ", ".join(list(dict.fromkeys(f"`{n}={v[:40]}`" for i in mine for n, v in i.swap))[:3])
         out.append(
-            f"behaviour: `{c.qualname}`: no difference on the tests' calls given the changed lines' literals "
-            f"({ran.get(c.key, 0)} of {len(tried)} ran: {shown})"
+            f"behaviour: `{c.qualname}`: no difference on the tests' calls {given} "
+            f"({ran.get(c.key, 0)} of {len(mine)} ran: {shown})"
         )
     return out
