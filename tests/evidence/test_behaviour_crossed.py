@@ -55,7 +55,7 @@ def test_pool_holds_each_parameters_literal_values_once() -> None:
     c = _changed(JOIN, JOIN_HEAD)
     calls = _calls(c.key)
     cut = Call(c.key, "t::u", (("parts", "['a', 'b', …"), ("sep", "';'")), {"kind": "return"})
-    got = crossed.pool(c, [*calls, cut], seeded.named(c))
+    got = crossed.pool([*calls, cut], seeded.named(c))
     assert got == {
         "parts": [("['a', 'b']", ["a", "b"]), ("[' a ', 'b ']", [" a ", "b "])],  # the cut one is left out
         "sep": [("';'", ";"), ("','", ",")],

@@ -50,9 +50,7 @@ def _literal(shown: str) -> Any:
         return OBJECT
 
 
-def pool(
-    c: Changed, calls: Sequence[Call], names: Sequence[tuple[str, str]]
-) -> dict[str, list[tuple[str, Any]]]:
+def pool(calls: Sequence[Call], names: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, Any]]]:
     """Per parameter (`name`) and named attribute (`self.sep`), the distinct literal values the `calls`
     gave it, in the order first seen: (repr, value)."""
     out: dict[str, list[tuple[str, Any]]] = {}
@@ -95,7 +93,7 @@ def inputs(
     out: list[Input] = []
     for c, calls in candidates(quiet, base_calls, skip, arguments=False):
         names = named(c)
-        values = pool(c, own.get(c.key, ()), names)
+        values = pool(own.get(c.key, ()), names)
         made = {(x.args, x.state) for x in own.get(c.key, ())}
         mine: list[Input] = []
         for call in calls:
