@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.evidence.behaviour import crossed, seeded
+from bot.evidence.behaviour import crossed, prereview_probe, seeded
 from bot.evidence.behaviour.compare import Call
 
 from .test_behaviour_seeded import _changed as seeded_changed
@@ -148,6 +148,57 @@ def test_an_attribute_gets_the_values_other_calls_objects_held_of_any_type() -> 
     assert all(i.crossed for i in crossed.inputs([c], calls, lambda x: False, 24))
 
 
+def test_the_calls_crossed_cover_the_most_kinds_of_value_not_the_first_ones() -> None:
+    """Four carts of the same kind, then one whose `only` is an object: that one is among the three calls
+    crossed (each next call the one that adds most kinds of value not covered yet), and each parameter
+    is tried on every chosen call before the next parameter."""
+    c = _changed(JOIN, JOIN_HEAD)
+    names = [("self", "only"), ("self", "items")]
+
+    def cart(i: int, only: str, items: str = "['a']") -> Call:
+        state = (("self", f"Cart(items={items}, only={only})"),)
+        return Call(
+            c.key,
+            f"t.py::test_{i}",
+            (("self", "<Cart>"),),
+            {"kind": "return"},
+            state=state,
+            pickled=(f"p{i}",),
+        )
+
+    calls = [cart(0, "None"), cart(1, "None", "['b']"), cart(2, "('a',)"), cart(3, "None", "['c']")]
+    calls.append(cart(4, "<Only(keep=['a'])>"))
+    assert crossed.kinds(calls[4], names) == {("self.only", "object"), ("self.items", "list")}
+    got = [x.origin for x in crossed.diverse(calls, names)]
+    assert got == ["t.py::test_0", "t.py::test_2", "t.py::test_4"], got
+    # with five calls of one kind, the tests' order
+    same = [cart(i, "None", f"['{i}']") for i in range(5)]
+    assert [x.origin for x in crossed.diverse(same, names)] == [
+        "t.py::test_0",
+        "t.py::test_1",
+        "t.py::test_2",
+    ]
+
+
+def test_each_parameter_is_tried_on_every_chosen_call_before_the_next() -> None:
+    c = _changed(JOIN, JOIN_HEAD)
+    calls = [
+        *_calls(c.key),
+        Call(
+            c.key,
+            "test_join.py::test_both",
+            (("parts", "['x']"), ("sep", "'-'"), ("strip", "True")),
+            {"kind": "return"},
+            pickled=("p3",),
+        ),
+    ]
+    got = [
+        (i.origin.rsplit("::", 1)[1], i.swap[0][0]) for i in crossed.inputs([c], calls, lambda x: False, 24)
+    ]
+    firsts = list(dict.fromkeys(p for _, p in got))
+    assert got[: len(calls)] == [(x.origin.rsplit("::", 1)[1], firsts[0]) for x in calls], got
+
+
 @needs_bwrap
 def test_a_combination_no_test_made_reaches_the_changed_branch(make_repo, tmp_path: Path) -> None:
     """Each test is the same at base and head; `test_strip`'s call given `test_sep`'s `sep=';'` stripped
@@ -183,6 +234,50 @@ def test_a_difference_only_a_varied_call_shows_leaves_the_callable_to_the_aimed_
     assert note.startswith("behaviour: `join`: ") and "`edge sep`" in note and "(e.g. join([' a '" in note, (
         note
     )
+
+
+# a cart with more public fields than the tracer shows (prereview_probe.MAX_FIELDS): by name, `only` comes
+# after the twelve labels; head drops the intersection with the cart's items (a frozenset: no literal, so
+# the tests' other carts' items are not crossed)
+WIDE = SHOP.replace(
+    "        self.items, self.only = items, only\n",
+    "        self.items, self.only = items, only\n"
+    '        self.__dict__.update({f"label{i:02}": "" for i in range(12)})\n',
+)
+WIDE_HEAD = WIDE.replace("set(self.items) & set(self.only)", "set(self.only)")
+WIDE_TEST = """from shop import Cart
+
+
+def test_all():
+    assert Cart(frozenset("c")).names() == ["c"]
+
+
+def test_only():
+    assert Cart(frozenset("ab"), only=("a",)).names() == ["a"]
+"""
+
+
+@needs_bwrap
+def test_an_attribute_the_method_reads_is_shown_and_crossed_past_the_tracers_field_cap(
+    make_repo, tmp_path: Path
+) -> None:
+    """The tracer shows an object's fields by name up to a cap; those the changed method's lines name come
+    first, so `self.only` is seen on both tests' carts and `test_all`'s cart is given `only=('a',)`: base
+    returned [] and head returns ['a']."""
+    assert "only=" not in prereview_probe.state_repr(_load(WIDE).Cart(frozenset("c")))  # past the cap by name
+    repo = make_repo({"shop.py": WIDE, "test_shop.py": WIDE_TEST}, {"shop.py": WIDE_HEAD})
+    data = _review(repo, tmp_path)
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found and found[0]["path"] == "shop.py", (data["findings"], data["notes"])
+    assert "before []; after ['a']" in found[0]["evidence"], found[0]["evidence"]
+
+
+def _load(source: str):
+    import types
+
+    mod = types.ModuleType("shop")
+    exec(source, mod.__dict__)  # noqa: S102 (the test's own fixture)
+    return mod
 
 
 def test_the_note_names_the_values_tried_and_how_many_calls_ran() -> None:

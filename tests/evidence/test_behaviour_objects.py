@@ -254,6 +254,21 @@ def test_state_shows_what_an_object_holds_whatever_its_repr() -> None:
     assert state_repr(collections.deque([1])) is None  # a C type: its repr shows more
 
 
+class Wide:
+    def __init__(self) -> None:
+        for k in "abcdefghijklmn":
+            setattr(self, k, k)
+        self.only = ("x",)
+
+
+def test_state_shows_the_fields_the_callable_reads_first() -> None:
+    plain = state_repr(Wide())
+    assert plain.startswith("Wide(a='a', b='b'") and plain.endswith(", ...)") and "only=" not in plain
+    first = state_repr(Wide(), first={"only", "n"})
+    assert first.startswith("Wide(n='n', only=('x',), a='a', b='b'") and first.endswith(", ...)")
+    assert state_repr(Wide(), first={"absent"}) == plain  # a name it does not hold changes nothing
+
+
 def test_a_call_whose_self_held_other_values_is_another_input() -> None:
     ret = {"kind": "return", "repr": "None"}
     b = compare.Call(

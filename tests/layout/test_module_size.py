@@ -13,7 +13,7 @@ LIMIT = 300
 # module -> its length when listed; lower an entry whenever the module shrinks, never raise one
 ALLOWED: dict[str, int] = {
     "bot/evidence/behaviour/generate.py": 555,
-    "bot/evidence/behaviour/prereview_trace.py": 417,
+    "bot/evidence/behaviour/prereview_trace.py": 416,
     "bot/config.py": 498,
     "bot/evidence/behaviour/judge.py": 417,
     "bot/evidence/behaviour/callables.py": 412,

@@ -32,7 +32,7 @@ from .callables import Changed
 from .compare import Call
 from .generate import Input
 from .seeded import OBJECT, UNSHOWN, attributes, named, spread
-from .steer import candidates
+from .steer import MAX_SHOWN, candidates
 
 MAX_PER_CALLABLE = 6  # inputs per changed callable
 MAX_PER_PARAM = 3  # values tried per parameter of one call
@@ -91,12 +91,12 @@ def inputs(
         if not x.variant and x.replay is None and not skip(x):
             own.setdefault(x.callable, []).append(x)
     out: list[Input] = []
-    for c, calls in candidates(quiet, base_calls, skip, arguments=False):
+    for c, _ in candidates(quiet, base_calls, skip, arguments=False):
         names = named(c)
         values = pool(own.get(c.key, ()), names)
         made = {(x.args, x.state) for x in own.get(c.key, ())}
         mine: list[Input] = []
-        for call in calls:
+        for call in diverse(own.get(c.key, ()), names):
             for name, shown in call.args:
                 if name in ("self", "cls") or "." in name or len(values.get(name, ())) < 2:
                     continue
@@ -110,10 +110,56 @@ def inputs(
                 for text, _ in _ordered(shown, held, values.get(name, []))[:MAX_PER_PARAM]:
                     swap = ((name, text),)
                     mine.append(_input(c, call, call.args + swap, swap))
+        rank = {n: k for k, n in enumerate(dict.fromkeys(i.swap[0][0] for i in mine))}
+        mine.sort(key=lambda i: rank[i.swap[0][0]])  # a parameter on each call before the next parameter
         out += spread(mine)[:MAX_PER_CALLABLE]
         if len(out) >= most:
             break
     return out[:most]
+
+
+def kinds(call: Call, names: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """What kind of value each argument of `call` and each named attribute of its objects held: a
+    literal's type, a class, or another object (`('self.nested', 'class')`)."""
+    out = {(n, _kind(shown)) for n, shown in call.args if n not in ("self", "cls")}
+    fields = {obj: _raw(state) for obj, state in call.state}
+    return out | {(f"{o}.{a}", _kind(fields[o][a])) for o, a in names if a in fields.get(o, {})}
+
+
+def _kind(shown: str) -> str:
+    value = _literal(shown)
+    if value is not OBJECT:
+        return type(value).__name__
+    return "class" if shown.startswith("<class ") else "object"
+
+
+def _raw(state: str) -> dict[str, str]:
+    """An object's fields as the tracer showed them (`C(a=1, b=<X>)`: {'a': '1', 'b': '<X>'}); a state
+    longer than the tracer writes is a forged one, not read (seeded.py `_fields`)."""
+    if "(" not in state or len(state) > pysyntax.LITERAL_CHARS:
+        return {}
+    parts = (p.partition("=") for p in seeded.top_level(state[state.index("(") + 1 :].removesuffix(")")))
+    return {k.strip(): v.strip() for k, eq, v in parts if eq}
+
+
+def diverse(calls: Sequence[Call], names: Sequence[tuple[str, str]]) -> list[Call]:
+    """Up to steer.MAX_SHOWN of the tests' calls that can be made again (pickled, distinct inputs), chosen
+    to cover the most kinds of value (`kinds`) between them: each next call the one that adds the most
+    kinds not covered yet, in the tests' order on a tie. The first calls the tests made are often alike
+    (one fixture's objects), and a changed branch waits on another kind of input (an instance where
+    those held a class): partition testing's one input per class, not the first three."""
+    pending: dict[tuple[object, ...], tuple[Call, set[tuple[str, str]]]] = {}
+    for x in calls:
+        if x.pickled:
+            pending.setdefault((x.args, x.state), (x, kinds(x, names)))
+    chosen: list[Call] = []
+    covered: set[tuple[str, str]] = set()
+    while pending and len(chosen) < MAX_SHOWN:
+        key = max(pending, key=lambda k: len(pending[k][1] - covered))  # the first on a tie
+        call, got = pending.pop(key)
+        chosen.append(call)
+        covered |= got
+    return chosen
 
 
 def with_seeded(

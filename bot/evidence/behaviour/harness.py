@@ -69,7 +69,8 @@ def trace_hook(
     break, and `edges` times per run at an edge of its type; the tests' outer calls that reach it, `outer`
     calls per run), and for the first `replays` the call's arguments pickled, to be made again at the
     other side (see the plugin); calls in the `edited` tests are recorded and pickled past those caps
-    (they are compared only made again)."""
+    (they are compared only made again). An object argument's state shows the fields the callable's lines
+    name first (`seeded.named`: crossed.py and seeded.py vary them)."""
     by_path: dict[str, list[str]] = {}
     for c in targets:
         by_path.setdefault(c.path, []).append(c.qualname)
@@ -83,6 +84,7 @@ def trace_hook(
         "outer": max(1, outer // 5) if outer else 0,  # inputs per callable: each made about 5 ways
         "outer_calls": outer,
         "words": {c.key: seeded.words(c) for c in targets} if outer else {},
+        "reads": {c.key: sorted({a for _, a in seeded.named(c)}) for c in targets},  # shown first
         "replays": replays,
     }
     if edited is not None:

@@ -10,6 +10,11 @@ The tests the change edits (`"edited"`: testfiles.ChangedTests's functions, file
 compared as they ran, only made again on these pickles: their calls are pickled past the N, up to N more
 inputs per callable, and recorded past the tracer's `max_calls`.
 
+Past the first N, a call that brings a kind of value no pickled call of its callable had (an argument's
+type, or the type of a field of an object argument that the callable's lines name, `"reads"`: an instance
+where the others held a class) is pickled too, up to N more: the first calls of a run are often alike (one
+fixture's objects), and crossed.py picks the calls it varies among these by the kinds they cover.
+
 Runs INSIDE the sandbox, in the project's interpreter; imports nothing from `bot`.
 """
 
@@ -37,6 +42,9 @@ class Pickles:
         self.files = set(edited.get("files", ()))
         self.dirs = set(edited.get("dirs", ()))
         self.in_edited = False  # whether the change edits the test running now
+        self.reads = {k: tuple(v) for k, v in spec.get("reads", {}).items()}
+        self._kinds: dict[str, set[tuple[str, str]]] = {}  # callable -> the kinds its pickled calls had
+        self._done_kinds: dict[str, set[str]] = {}  # ... past `replays`, for a kind not pickled before
 
     def begin_test(self, nodeid: str) -> None:
         """The test about to run: whether the change edits its code (testfiles.ChangedTests.covers)."""
@@ -54,10 +62,14 @@ class Pickles:
         if not self.replays:
             return
         done = self._done.setdefault(key, set())
+        kinds = self.kinds(key, rec["_objs"])
         if len(done) >= self.replays:
-            if not self.in_edited:
+            if self.in_edited:
+                done = self._done_edited.setdefault(key, set())
+            elif not kinds <= self._kinds.get(key, set()):
+                done = self._done_kinds.setdefault(key, set())
+            else:
                 return
-            done = self._done_edited.setdefault(key, set())
             if len(done) >= self.replays:
                 return
         sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
@@ -77,5 +89,22 @@ class Pickles:
         if len(data) > MAX_PICKLE:
             return
         done.add(sig)
+        self._kinds.setdefault(key, set()).update(kinds)
         text = base64.b64encode(data).decode("ascii")
         rec["pickled"] = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
+
+    def kinds(self, key: str, objs: dict[str, Any]) -> set[tuple[str, str]]:
+        """(name, type) of each argument and of each field in `reads` of an object argument
+        (`("self.nested", "PetSchema")`; a class: its metaclass, `type`), read without running their code."""
+        out: set[tuple[str, str]] = set()
+        for name, value in objs.items():
+            out.add((name, type(value).__name__))
+            try:
+                held = object.__getattribute__(value, "__dict__")
+            except Exception:  # noqa: BLE001, S112 (no __dict__, or a hostile __getattribute__)
+                continue
+            if isinstance(held, dict):
+                out.update(
+                    (f"{name}.{a}", type(held[a]).__name__) for a in self.reads.get(key, ()) if a in held
+                )
+        return out

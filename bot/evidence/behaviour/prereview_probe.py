@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import reprlib
+from collections.abc import Collection
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
 _TMP = re.compile(r"(?:/private)?/(?:tmp|var/folders)/[^\s'\"<>,)\]]*")
@@ -113,16 +114,17 @@ def safe_repr(value: object, root: str = "", limit: int = 400) -> str:
 _VALUES = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, complex, BaseException)
 
 
-def state_repr(value: object, root: str = "", limit: int = 400) -> str | None:
+def state_repr(value: object, root: str = "", limit: int = 400, first: Collection[str] = ()) -> str | None:
     """What an object holds, whatever its own `__repr__` says: `Option(name='x', opts=['-x'])` from its
     public fields (an object before `__init__` ran: `Option()`); None for values of built-in types, whose
     repr already shows what they hold. A call's effect on `self` (a constructor's, a method's) and on an
-    argument it mutates is compared in this form."""
+    argument it mutates is compared in this form. The fields named in `first` (those the callable's lines
+    read) come before the others, so that they are shown when the object has more than MAX_FIELDS."""
     kind = type(value)
     if kind.__module__ == "builtins" or isinstance(value, _VALUES):
         return None
     try:
-        fields = _fields(value)
+        fields = sorted(_fields(value), key=lambda kv: kv[0] not in first)  # stable: by name in each part
         if not fields:
             object.__getattribute__(value, "__dict__")  # none: a C type (deque), its repr shows more
     except Exception:  # noqa: BLE001

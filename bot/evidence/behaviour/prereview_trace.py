@@ -7,8 +7,8 @@ the environment variable PREREVIEW_TRACE_SPEC says what to record:
 For each call of a target: the test id, the call's place in the run, the argument reprs, the return value
 repr or the exception (type and message), and the arguments the call changed (mutation): for an object
 of a project class (`self` of a method or a constructor among them) what its public fields hold after
-the call (`probe.state_repr`, whatever its own `__repr__` shows), for other values their repr. A
-constructor's effect is the object it builds; a property's getter is traced as `Class.name`.
+the call (`probe.state_repr`; the fields the callable's lines name, `"reads"`, first), for other values
+their repr. A constructor's effect is the object it builds; a property's getter is traced as `Class.name`.
 Reprs are bounded and normalised (addresses, temp paths, the scratch tree's own path). At most `per_test`
 calls per test and callable are kept, so a test that loops does not use up `max_calls` and the calls of
 later tests (often the unusual inputs) are seen too. Calls with the same inputs and outcome are written
@@ -56,10 +56,8 @@ import sys
 from typing import Any
 
 import prereview_fork as fork
+import prereview_frames as frames
 import prereview_probe as probe
-from prereview_frames import arguments as _arguments
-from prereview_frames import call_of as _call_of
-from prereview_frames import resumed as _resumed
 from prereview_outer import Outer
 from prereview_pickles import Pickles
 from prereview_variants import KINDS
@@ -70,6 +68,7 @@ _ROOT = os.getcwd()
 class Recorder:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.targets: dict[str, set[str]] = {p: set(q) for p, q in spec.get("targets", {}).items()}
+        self.reads = {k: frozenset(v) for k, v in spec.get("reads", {}).items()}  # fields shown first
         self.out_path = os.environ.get("PREREVIEW_TRACE_OUT") or os.path.join(
             _ROOT, spec.get("out", "trace.jsonl")
         )
@@ -136,13 +135,13 @@ class Recorder:
             self.per_callable[key] = n + 1
             self.index[(self.test, key)] = idx + 1
             self.seq += 1
-            args = _arguments(frame)
+            args, first = frames.arguments(frame), self.reads.get(key, ())
             self._open[id(frame)] = {
                 "at": (self.test, self.seq),
                 "callable": key,
                 "args": {k: probe.safe_repr(v, _ROOT, self.limit) for k, v in args.items()},
                 "_objs": args,
-                "_states": {k: probe.state_repr(v, _ROOT, self.limit) for k, v in args.items()},
+                "_states": {k: probe.state_repr(v, _ROOT, self.limit, first) for k, v in args.items()},
             }
             self.pickles.add(frame, key, self._open[id(frame)])
             if self.variants and (self.n_variants < self.max_variants or self.n_edges < self.max_edges):
@@ -158,7 +157,7 @@ class Recorder:
         if sig in done or len(done) >= self.variants:
             return
         qual = key.split("::", 1)[1]
-        call = _call_of(frame, qual)
+        call = frames.call_of(frame, qual)
         if call is None:
             return
         fn, names, pos, kw = call
@@ -253,7 +252,7 @@ class Recorder:
             mutated = {}
             for k, v in objs.items():
                 if states.get(k) is not None:  # an object: what it holds, not what its repr says
-                    after = probe.state_repr(v, _ROOT, self.limit)
+                    after = probe.state_repr(v, _ROOT, self.limit, self.reads.get(rec["callable"], ()))
                     if after != states[k]:
                         mutated[k] = after
                     continue
@@ -347,7 +346,7 @@ class _Settrace:  # before 3.12: a global tracer that only returns a local one f
         if event != "call":
             return None
         key = self.rec.target_of(frame.f_code)
-        if key is None or _resumed(frame):  # a generator's next step is not another call
+        if key is None or frames.resumed(frame):  # a generator's next step is not another call
             return None
         self.rec.on_start(frame, key)
         pending: list[BaseException] = []

@@ -156,7 +156,7 @@ def _fields(state: str) -> tuple[dict[str, Any], bool]:
         return {}, False
     body = state[state.index("(") + 1 :]
     whole = body.endswith(")")
-    parts = _top_level(body[:-1] if whole else body)
+    parts = top_level(body[:-1] if whole else body)
     if not whole:
         parts = parts[:-1]  # the one cut short
     out: dict[str, Any] = {}
@@ -174,7 +174,7 @@ def _fields(state: str) -> tuple[dict[str, Any], bool]:
     return out, whole
 
 
-def _top_level(body: str) -> list[str]:
+def top_level(body: str) -> list[str]:
     """`body` split at its top-level commas (outside quotes and brackets, `<...>` reprs included)."""
     parts: list[str] = []
     start = 0
