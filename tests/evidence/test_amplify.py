@@ -160,6 +160,7 @@ def test_variants_that_record_no_call_say_so_not_no_difference(make_repo) -> Non
     c = SimpleNamespace(
         key="names.py::Name.real",
         qualname="Name.real",
+        name="real",
         path="names.py",
         is_class=False,
         kind="modified",
