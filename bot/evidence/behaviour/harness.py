@@ -115,7 +115,9 @@ def _spec_calls(inputs: Sequence[Input], paths: dict[str, tuple[str, str]]) -> l
         elif inp.pickled:
             call["pickled"] = list(inp.pickled)
             if inp.swap:
-                call["swap"], call["loose"] = dict(inp.swap), inp.crossed  # crossed.py: a value held before
+                call["swap"] = dict(inp.swap)
+                if inp.crossed:  # crossed.py: a value another object held, of any type
+                    call["loose"] = True
         elif inp.nesting:
             call["nesting"] = True
         elif inp.doctest:

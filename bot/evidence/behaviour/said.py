@@ -124,8 +124,7 @@ def generated_alike(
         ]
         if ran:
             kinds = sorted({x.origin for x in ran})
-            shown = ran[0].text()
-            shown = shown if len(shown) <= 80 else shown[:79] + "…"
+            shown = _short(ran[0].text(), 80)
             out.append(
                 f"behaviour: `{c.qualname}` ({words}) gave the same results at base and head on "
                 f"{len(ran)} generated call(s) ({', '.join(kinds)}; e.g. `{shown}`)"
@@ -141,9 +140,12 @@ def untaken(c: Changed, diffs: Sequence[Difference], findings: Sequence[Finding]
     if findings or not varied:
         return []
     kinds = ", ".join(dict.fromkeys(f"`{d.variant}`" for d in varied[:20]))
-    shown = varied[0].example()
-    shown = shown if len(shown) <= 120 else shown[:119] + "…"
+    shown = _short(varied[0].example(), 120)
     return [
         f"behaviour: `{c.qualname}`: {len(varied)} of the tests' calls made again varied ({kinds}) differ at "
         f"head, which no rule takes as a bug; not reported (e.g. {shown})"
     ]
+
+
+def _short(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
