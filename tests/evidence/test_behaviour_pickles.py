@@ -45,3 +45,30 @@ def test_without_reads_only_the_arguments_types_count() -> None:
     pickles = Pickles({"replays": 1})
     got = ["pickled" in show(Box(nested, n), pickles) for n, nested in enumerate([Schema, Schema()])]
     assert got == [True, False]
+
+
+def test_a_new_kind_that_does_not_pickle_is_tried_once_not_on_each_call(monkeypatch) -> None:
+    """A test's local class cannot be pickled: its calls past the first N are tried once for that kind,
+    not each time (each try pickles the whole object graph), and at most N tries in all."""
+    import prereview_pickles
+
+    class Local:  # not picklable: a local class
+        pass
+
+    tried: list[int] = []
+    real = prereview_pickles.pickle.dumps
+
+    def dumps(obj: Any, protocol: int) -> bytes:
+        tried.append(1)
+        return real(obj, protocol=protocol)
+
+    monkeypatch.setattr(prereview_pickles.pickle, "dumps", dumps)
+    pickles = Pickles({"replays": 2, "reads": {KEY: ["nested"]}})
+    got = [
+        "pickled" in show(Box(nested, n), pickles)
+        for n, nested in enumerate([Schema, Schema, *[Local()] * 5])
+    ]
+    assert got == [True, True, False, False, False, False, False] and len(tried) == 3
+    more = [1, 2.0, b"x", None, "s"]  # five more new kinds: two more tries, then none
+    got = ["pickled" in show(Box(nested, 10 + n), pickles) for n, nested in enumerate(more)]
+    assert got == [True, False, False, False, False] and len(tried) == 4

@@ -13,7 +13,8 @@ inputs per callable, and recorded past the tracer's `max_calls`.
 Past the first N, a call that brings a kind of value no pickled call of its callable had (an argument's
 type, or the type of a field of an object argument that the callable's lines name, `"reads"`: an instance
 where the others held a class) is pickled too, up to N more: the first calls of a run are often alike (one
-fixture's objects), and crossed.py picks the calls it varies among these by the kinds they cover.
+fixture's objects), and crossed.py picks the calls it varies among these by the kinds they cover. Each
+such call is tried once, pickled or not (at most N tries per callable), so the cost stays bounded.
 
 Runs INSIDE the sandbox, in the project's interpreter; imports nothing from `bot`.
 """
@@ -44,7 +45,7 @@ class Pickles:
         self.in_edited = False  # whether the change edits the test running now
         self.reads = {k: tuple(v) for k, v in spec.get("reads", {}).items()}
         self._kinds: dict[str, set[tuple[str, str]]] = {}  # callable -> the kinds its pickled calls had
-        self._done_kinds: dict[str, set[str]] = {}  # ... past `replays`, for a kind not pickled before
+        self._tries: dict[str, int] = {}  # callable -> calls tried past `replays` for a kind not pickled
 
     def begin_test(self, nodeid: str) -> None:
         """The test about to run: whether the change edits its code (testfiles.ChangedTests.covers)."""
@@ -62,15 +63,12 @@ class Pickles:
         if not self.replays:
             return
         done = self._done.setdefault(key, set())
-        kinds = self.kinds(key, rec["_objs"])
         if len(done) >= self.replays:
             if self.in_edited:
                 done = self._done_edited.setdefault(key, set())
-            elif not kinds <= self._kinds.get(key, set()):
-                done = self._done_kinds.setdefault(key, set())
-            else:
-                return
-            if len(done) >= self.replays:
+                if len(done) >= self.replays:
+                    return
+            elif not self._new_kind(key, rec["_objs"]):
                 return
         sig = json.dumps([rec["args"], rec["_states"]], sort_keys=True)
         if sig in done:
@@ -89,9 +87,21 @@ class Pickles:
         if len(data) > MAX_PICKLE:
             return
         done.add(sig)
-        self._kinds.setdefault(key, set()).update(kinds)
+        self._kinds.setdefault(key, set()).update(self.kinds(key, rec["_objs"]))
         text = base64.b64encode(data).decode("ascii")
         rec["pickled"] = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
+
+    def _new_kind(self, key: str, objs: dict[str, Any]) -> bool:
+        """Whether to try a call past `replays`: it brings a kind no call tried had, and fewer than `replays`
+        were tried so. Its kinds count as tried whether it pickles or not: a kind that does not pickle
+        (a test's local class) is not tried again on each of its calls."""
+        seen, tries = self._kinds.setdefault(key, set()), self._tries.get(key, 0)
+        kinds = self.kinds(key, objs)
+        if kinds <= seen or tries >= self.replays:
+            return False
+        self._tries[key] = tries + 1
+        seen |= kinds
+        return True
 
     def kinds(self, key: str, objs: dict[str, Any]) -> set[tuple[str, str]]:
         """(name, type) of each argument and of each field in `reads` of an object argument
