@@ -14,13 +14,13 @@ from bot.evidence.behaviour.compare import Call
 
 def test_a_forged_state_longer_than_the_tracer_writes_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[int] = []
-    real = seeded.top_level
+    real = seeded._top_level
 
     def watched(body: str) -> list[str]:
         read.append(len(body))
         return real(body)
 
-    monkeypatch.setattr(seeded, "top_level", watched)
+    monkeypatch.setattr(seeded, "_top_level", watched)
     forged = "Money(currency=" + "(" * 2_000_000 + "'x'" + ")" * 2_000_000 + ")"
     assert seeded._fields(forged) == ({}, False)
     assert read == []

@@ -92,11 +92,11 @@ def inputs(
             own.setdefault(x.callable, []).append(x)
     out: list[Input] = []
     for c, _ in candidates(quiet, base_calls, skip, arguments=False):
-        names = named(c)
-        values = pool(own.get(c.key, ()), names)
-        made = {(x.args, x.state) for x in own.get(c.key, ())}
+        names, theirs = named(c), own.get(c.key, [])
+        values = pool(theirs, names)
+        made = {(x.args, x.state) for x in theirs}
         mine: list[Input] = []
-        for call in diverse(own.get(c.key, ()), names):
+        for call in diverse(theirs, names):
             for name, shown in call.args:
                 if name in ("self", "cls") or "." in name or len(values.get(name, ())) < 2:
                     continue
@@ -122,7 +122,7 @@ def kinds(call: Call, names: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     """What kind of value each argument of `call` and each named attribute of its objects held: a
     literal's type, a class, or another object (`('self.nested', 'class')`)."""
     out = {(n, _kind(shown)) for n, shown in call.args if n not in ("self", "cls")}
-    fields = {obj: _raw(state) for obj, state in call.state}
+    fields = {obj: seeded.shown_fields(state)[0] for obj, state in call.state}
     return out | {(f"{o}.{a}", _kind(fields[o][a])) for o, a in names if a in fields.get(o, {})}
 
 
@@ -131,15 +131,6 @@ def _kind(shown: str) -> str:
     if value is not OBJECT:
         return type(value).__name__
     return "class" if shown.startswith("<class ") else "object"
-
-
-def _raw(state: str) -> dict[str, str]:
-    """An object's fields as the tracer showed them (`C(a=1, b=<X>)`: {'a': '1', 'b': '<X>'}); a state
-    longer than the tracer writes is a forged one, not read (seeded.py `_fields`)."""
-    if "(" not in state or len(state) > pysyntax.LITERAL_CHARS:
-        return {}
-    parts = (p.partition("=") for p in seeded.top_level(state[state.index("(") + 1 :].removesuffix(")")))
-    return {k.strip(): v.strip() for k, eq, v in parts if eq}
 
 
 def diverse(calls: Sequence[Call], names: Sequence[tuple[str, str]]) -> list[Call]:

@@ -44,7 +44,7 @@ class Pickles:
         self.dirs = set(edited.get("dirs", ()))
         self.in_edited = False  # whether the change edits the test running now
         self.reads = {k: tuple(v) for k, v in spec.get("reads", {}).items()}
-        self._kinds: dict[str, set[tuple[str, str]]] = {}  # callable -> the kinds its pickled calls had
+        self._kinds: dict[str, set[tuple[str, str]]] = {}  # callable -> the kinds pickled or tried past N
         self._tries: dict[str, int] = {}  # callable -> calls tried past `replays` for a kind not pickled
 
     def begin_test(self, nodeid: str) -> None:

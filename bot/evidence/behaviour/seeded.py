@@ -150,31 +150,40 @@ def attributes(names: Sequence[tuple[str, str]], call: Call) -> list[tuple[str, 
 def _fields(state: str) -> tuple[dict[str, Any], bool]:
     """The fields of an object as the tracer shows it (`Token(value='x', ttype=<Keyword>)`; prereview_probe
     `state_repr`): literals as values, anything else OBJECT; and whether the state shows them all (not cut
-    short with `…`, no `...` for more fields). The state comes from the sandbox: one longer than the tracer
-    writes is a forged one, not read."""
-    if len(state) > pysyntax.LITERAL_CHARS or "(" not in state:
-        return {}, False
-    body = state[state.index("(") + 1 :]
-    whole = body.endswith(")")
-    parts = top_level(body[:-1] if whole else body)
-    if not whole:
-        parts = parts[:-1]  # the one cut short
+    short with `…`, no `...` for more fields)."""
+    texts, whole = shown_fields(state)
     out: dict[str, Any] = {}
-    for part in parts:
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if part.strip() == "...":
-            whole = False
-        if not eq or not key.isidentifier():
-            continue
+    for key, value in texts.items():
         try:
-            out[key] = pysyntax.literal_eval(value.strip())
+            out[key] = pysyntax.literal_eval(value)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             out[key] = OBJECT
     return out, whole
 
 
-def top_level(body: str) -> list[str]:
+def shown_fields(state: str) -> tuple[dict[str, str], bool]:
+    """The fields of an object as the tracer shows it, as text (`C(a=1, b=<X>)`: {'a': '1', 'b': '<X>'}),
+    the one cut short left out; and whether the state shows them all. The state comes from the sandbox:
+    one longer than the tracer writes is a forged one, not read."""
+    if len(state) > pysyntax.LITERAL_CHARS or "(" not in state:
+        return {}, False
+    body = state[state.index("(") + 1 :]
+    whole = body.endswith(")")
+    parts = _top_level(body[:-1] if whole else body)
+    if not whole:
+        parts = parts[:-1]  # the one cut short
+    out: dict[str, str] = {}
+    for part in parts:
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if part.strip() == "...":
+            whole = False
+        if eq and key.isidentifier():
+            out[key] = value.strip()
+    return out, whole
+
+
+def _top_level(body: str) -> list[str]:
     """`body` split at its top-level commas (outside quotes and brackets, `<...>` reprs included)."""
     parts: list[str] = []
     start = 0
