@@ -961,6 +961,35 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
     assert not edited.covers("tests/test_other.py::test_e")
 
 
+def test_a_deleted_test_function_edits_no_other_test_of_its_file(make_repo) -> None:
+    """Deleting a test takes its blank lines, a comment and the import it needed along: the file's
+    other tests still give the code the same inputs, so their calls are compared as they ran. A
+    constant's change still counts for the whole file, and so does a string holding a `#` line."""
+    t0 = (
+        "import os\nfrom m import (\n    A,\n    B,\n)\n\n\ndef test_a():\n    assert A\n\n\n"
+        "# the regression\ndef test_gone():\n    assert B\n\n\nclass TestC:\n    def test_c(self):\n"
+        "        pass\n\n    def test_d(self):\n        pass\n"
+    )
+    t1 = t0.replace("from m import (\n    A,\n    B,\n)", "from m import A")
+    t1 = t1.replace("# the regression\ndef test_gone():\n    assert B\n\n\n", "")
+    t1 = t1.replace("\n    def test_d(self):\n        pass\n", "")
+    const = 'X = """\n# a line of data\n"""\n\n\ndef test_e():\n    pass\n'
+    repo = make_repo(
+        {"tests/test_m.py": t0, "tests/test_k.py": const, "m.py": "A = B = 1\n"},
+        {"tests/test_m.py": t1, "tests/test_k.py": const.replace("# a", "# one"), "m.py": "A = B = 2\n"},
+    )
+    from bot.evidence.behaviour.testfiles import changed_test_files, changed_tests
+
+    diff = parse(_diff(repo))
+    tests = changed_test_files(
+        diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
+    )
+    edited = changed_tests(diff, tests)
+    assert edited.covers("tests/test_m.py::test_gone") and edited.covers("tests/test_m.py::TestC::test_d")
+    assert not edited.covers("tests/test_m.py::test_a") and not edited.covers("tests/test_m.py::TestC::test_c")
+    assert edited.covers("tests/test_k.py::test_e")  # the string is a statement: a module-level change
+
+
 LIS = '''"""Longest increasing subsequence.
 
 >>> from lis import lis

@@ -4,6 +4,7 @@ check reads (addedtests.py). Only parsing happens here."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +38,8 @@ class ChangedTestFile:
     base: list[_Def]  # [] when added, or when it does not parse
     head: list[_Def]  # [] when deleted, or when it does not parse
     at_head: bool  # it is there at head (not deleted, not empty)
+    base_code: frozenset[int] | None = None  # lines of statements outside functions, imports aside
+    head_code: frozenset[int] | None = None  # ... at head (None: it does not parse, every line counts)
 
 
 def changed_test_files(
@@ -49,13 +52,40 @@ def changed_test_files(
             continue
         head = (read_head(f.path) if f.status != "deleted" else "") or ""
         base = (read_base(f.old_path) if f.status != "added" else "") or ""
-        out.append(ChangedTestFile(f, definitions(parse(base)), definitions(parse(head)), bool(head)))
+        b, h = parse(base), parse(head)
+        out.append(ChangedTestFile(f, definitions(b), definitions(h), bool(head), _code(b), _code(h)))
     return tuple(out)
+
+
+def _code(tree: ast.Module | None) -> frozenset[int] | None:
+    """The lines of the module's statements outside its functions, imports aside: a class's own lines
+    (its header, decorators and attributes), not the blank lines between its methods. None for a module
+    that does not parse."""
+    if tree is None:
+        return None
+    lines: set[int] = set()
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(node, ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines.update(range(first, node.body[0].lineno))
+                walk(node.body)
+                continue
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+    walk(tree.body)
+    return frozenset(lines)
 
 
 def changed_tests(diff: Diff, tests: tuple[ChangedTestFile, ...]) -> ChangedTests:
     """The test functions and files whose lines the change edits (`tests`: changed_test_files of the
-    same diff), and the folders whose conftest.py it edits."""
+    same diff), and the folders whose conftest.py it edits. Outside any function, a blank line, a comment
+    or an import edits no test: adding or deleting a test function changes the blank lines around it,
+    and the imports it needs, and the file's other tests still give the code the same inputs (one that
+    used a deleted import fails at head, and the tests stage says so)."""
     functions: set[str] = set()
     files: set[str] = set()
     dirs = {f.path.rpartition("/")[0] for f in diff.files if _is_conftest(f)}
@@ -64,16 +94,22 @@ def changed_tests(diff: Diff, tests: tuple[ChangedTestFile, ...]) -> ChangedTest
         for h in f.hunks:
             for ln in h.lines:
                 if ln.kind == "+" and ln.new_no is not None:
-                    d = _innermost(t.head, ln.new_no)
+                    d, code = _innermost(t.head, ln.new_no), _counts(t.head_code, ln.new_no)
                 elif ln.kind == "-" and ln.old_no is not None:
-                    d = _innermost(t.base, ln.old_no)
+                    d, code = _innermost(t.base, ln.old_no), _counts(t.base_code, ln.old_no)
                 else:
+                    continue
+                if d is None and not code:  # a blank line, a comment, an import
                     continue
                 if d is None:
                     files.add(f.path)
                 else:
                     functions.add(f"{f.path}::{d.qualname.split('.<locals>', 1)[0]}")
     return ChangedTests(frozenset(functions), frozenset(files), frozenset(dirs))
+
+
+def _counts(code: frozenset[int] | None, line: int) -> bool:
+    return code is None or line in code
 
 
 def _is_conftest(f: FileDiff) -> bool:
