@@ -986,7 +986,8 @@ def test_a_deleted_test_function_edits_no_other_test_of_its_file(make_repo) -> N
     )
     edited = changed_tests(diff, tests)
     assert edited.covers("tests/test_m.py::test_gone") and edited.covers("tests/test_m.py::TestC::test_d")
-    assert not edited.covers("tests/test_m.py::test_a") and not edited.covers("tests/test_m.py::TestC::test_c")
+    assert not edited.covers("tests/test_m.py::test_a")
+    assert not edited.covers("tests/test_m.py::TestC::test_c")
     assert edited.covers("tests/test_k.py::test_e")  # the string is a statement: a module-level change
 
 
