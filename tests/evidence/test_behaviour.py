@@ -23,6 +23,7 @@ from bot.evidence import testrun
 from bot.evidence.behaviour import compare, generate, harness, judge, oracles, plausibility
 from bot.evidence.behaviour.callables import Changed, Param, changed_callables
 from bot.evidence.behaviour.engine import BehaviourEvidence
+from bot.evidence.behaviour.testfiles import ChangedTests, changed_test_files, changed_tests
 from bot.evidence.detect import PYTEST
 from bot.models.scripted import ScriptedModel
 from bot.sandbox.bubblewrap import BubblewrapSandbox
@@ -940,6 +941,16 @@ def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, 
     assert not any("label" in x["call"] for x in data.get("behaviour", []))
 
 
+def _edited_tests(repo: Path) -> ChangedTests:
+    """testfiles.changed_tests of the repository's last commit."""
+
+    diff = parse(_diff(repo))
+    tests = changed_test_files(
+        diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
+    )
+    return changed_tests(diff, tests)
+
+
 def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
     """A test whose own code changed passed other inputs at base and head, even where the reprs agree."""
     t0 = "def test_a():\n    x = 1\n\n\nclass TestB:\n    def test_c(self):\n        y = 2\n"
@@ -948,13 +959,7 @@ def test_calls_from_tests_the_change_edits_are_not_compared(make_repo) -> None:
         {"tests/test_m.py": t0, "tests/test_n.py": "K = 1\n\n\ndef test_d():\n    pass\n", "m.py": "A = 1\n"},
         {"tests/test_m.py": t1, "tests/test_n.py": "K = 2\n\n\ndef test_d():\n    pass\n", "m.py": "A = 2\n"},
     )
-    from bot.evidence.behaviour.testfiles import changed_test_files, changed_tests
-
-    diff = parse(_diff(repo))
-    tests = changed_test_files(
-        diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
-    )
-    edited = changed_tests(diff, tests)
+    edited = _edited_tests(repo)
     assert edited.covers("tests/test_m.py::test_a") and edited.covers("tests/test_m.py::test_a[1-2]")
     assert not edited.covers("tests/test_m.py::TestB::test_c")
     assert edited.covers("tests/test_n.py::test_d")  # a module-level line of its file changed
@@ -978,13 +983,7 @@ def test_a_deleted_test_function_edits_no_other_test_of_its_file(make_repo) -> N
         {"tests/test_m.py": t0, "tests/test_k.py": const, "m.py": "A = B = 1\n"},
         {"tests/test_m.py": t1, "tests/test_k.py": const.replace("# a", "# one"), "m.py": "A = B = 2\n"},
     )
-    from bot.evidence.behaviour.testfiles import changed_test_files, changed_tests
-
-    diff = parse(_diff(repo))
-    tests = changed_test_files(
-        diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
-    )
-    edited = changed_tests(diff, tests)
+    edited = _edited_tests(repo)
     assert edited.covers("tests/test_m.py::test_gone") and edited.covers("tests/test_m.py::TestC::test_d")
     assert not edited.covers("tests/test_m.py::test_a")
     assert not edited.covers("tests/test_m.py::TestC::test_c")
