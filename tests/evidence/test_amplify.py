@@ -192,3 +192,36 @@ def test_variants_that_record_no_call_say_so_not_no_difference(make_repo) -> Non
         "the test changed) ran at base and head: no call of it recorded at head (not collected, or the "
         "budget)"
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_the_recorded_calls_made_again_run_before_the_test_variants(make_repo, tmp_path, monkeypatch):
+    """Test variants are whole test runs: made first, they could spend the budget that the deleted test's
+    recorded call, made again at head, needs (the surest evidence). They run after it."""
+    from bot.evidence.behaviour.engine import BehaviourEvidence
+
+    monkeypatch.setenv("PREREVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    order: list[str] = []
+    generated, differences = BehaviourEvidence._generated, amplify.differences
+
+    def made_again(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        order.append("calls")
+        return generated(self, *args, **kwargs)
+
+    def varied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        order.append("variants")
+        return differences(*args, **kwargs)
+
+    monkeypatch.setattr(BehaviourEvidence, "_generated", made_again)
+    monkeypatch.setattr(amplify, "differences", varied)
+    regression = "\n\ndef test_three_parts():\n    assert Name('a.b.c').real() == 'c'\n"
+    head = NAMES.replace("self.parts[-1]", "self.parts[1]")
+    repo = make_repo(
+        {"names.py": NAMES, "tests/test_names.py": TESTS + regression, "pytest.ini": ""},
+        {"names.py": head, "tests/test_names.py": TESTS},
+    )
+    data = _review(repo, tmp_path, 36)
+    assert order == ["calls", "variants"], data["notes"]
+    found = [f for f in data["findings"] if f["source"] == "behaviour"]
+    assert found and all(f["line"] == 6 for f in found), found

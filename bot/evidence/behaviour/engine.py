@@ -197,12 +197,6 @@ class BehaviourEvidence:
         differing = {d.callable for d in diffs if not d.variant}  # a varied call's: judged by rules alone
         quiet = [c for c in self.targets if c.key in seen and c.key not in differing]
         steered = self._steered(quiet, base_calls, model, deadline, skip)
-        if self.cfg.behaviour.amplified_tests and runs.runner is not None:  # the tests varied (amplify.py)
-            limit = self.cfg.behaviour.amplified_tests
-            amp = amplify.differences(
-                runs.runner, self.change, quiet, base_calls, skip, self.read_head, limit, deadline
-            )
-            self.notes, diffs = self.notes + amp.notes, diffs + amp.diffs
         new_calls: list[Call] = []
         if unreached or documented or again or steered:
             sandbox = self._sandbox(runs.sandbox)
@@ -238,6 +232,12 @@ class BehaviourEvidence:
                     said.unreached_words(bool(runs.untraced)),
                 )
                 self.skipped, self.notes = self.skipped + skipped, self.notes + notes
+        if self.cfg.behaviour.amplified_tests and runs.runner is not None:  # tests varied (amplify.py), last:
+            limit = self.cfg.behaviour.amplified_tests  # whole test runs, the budget's biggest spender
+            amp = amplify.differences(
+                runs.runner, self.change, quiet, base_calls, skip, self.read_head, limit, deadline
+            )
+            self.notes, diffs = self.notes + amp.notes, diffs + amp.diffs
         self.notes += said.alike(
             [c for c in self.targets if c.key in seen and not any(d.callable == c.key for d in diffs)],
             [x for x in head_calls if not edited(x.origin)],
