@@ -943,7 +943,6 @@ def test_a_changed_method_is_called_on_a_fresh_instance_of_its_class(make_repo, 
 
 def _edited_tests(repo: Path) -> ChangedTests:
     """testfiles.changed_tests of the repository's last commit."""
-
     diff = parse(_diff(repo))
     tests = changed_test_files(
         diff, lambda p: _show(repo, "HEAD~1", p), lambda p: _show(repo, "HEAD", p), is_test_path
